@@ -1,0 +1,136 @@
+"""The immutable Array value, and the base class it shares with tracers.
+
+An Array is (shape, dtype, device, buffer). On cpu the buffer is a numpy array
+that nobody writes to (views of it are handed out read-only); on meta there is
+no buffer. Operators (`+`, `@`, `[]`, ...) are installed on `ArrayBase` by
+`core/operators.py`, so Arrays and every tracer type share them.
+"""
+import numpy as np
+
+from . import dtypes as _dt
+from .devices import cpu, meta
+
+
+class ArrayBase:
+    """What Arrays and tracers have in common: an abstract value plus operators."""
+
+    __slots__ = ()
+    __array_priority__ = 100  # numpy defers `ndarray + Array` to us
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    __hash__ = None  # arrays compare elementwise, so they are not hashable
+
+
+class Array(ArrayBase):
+    """An immutable array value. Build one with `core.asarray`, never mutate it."""
+
+    __slots__ = ("shape", "dtype", "device", "_buf")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("construct arrays with mindtorch_v2.core.asarray (Array is immutable)")
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Array is immutable: cannot set attribute '{name}'")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"Array is immutable: cannot delete attribute '{name}'")
+
+    def __array__(self, dtype=None, copy=None):
+        if self._buf is None:
+            raise RuntimeError("cannot convert a meta array to numpy: meta arrays hold no data")
+        view = self._buf.view()
+        view.flags.writeable = False
+        if dtype is not None and view.dtype != dtype:
+            return view.astype(dtype)
+        if copy:
+            return view.copy()
+        return view
+
+    def numpy(self):
+        """A read-only numpy view of the data."""
+        return self.__array__()
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item(): only arrays with one element can be converted, got shape {self.shape}")
+        return self.__array__().reshape(()).item()
+
+    def tolist(self):
+        return self.__array__().tolist()
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(f"the truth value of an array with shape {self.shape} is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.category != _dt.INT or self.size != 1:
+            raise TypeError("only integer arrays with one element can be converted to an index")
+        return int(self.item())
+
+    def __repr__(self):
+        if self._buf is None:
+            return f"Array(shape={self.shape}, dtype={self.dtype.name}, device=meta)"
+        body = np.array2string(self._buf, separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.dtype.name})"
+
+    def __reduce__(self):
+        return (_rebuild, (None if self._buf is None else np.asarray(self._buf), self.shape, self.dtype.name, str(self.device)))
+
+
+_new = object.__new__
+_set_shape = Array.shape.__set__
+_set_dtype = Array.dtype.__set__
+_set_device = Array.device.__set__
+_set_buf = Array._buf.__set__
+
+
+def make(buf, shape, dtype, device):
+    """Wrap a backend buffer (or None on meta) as an Array. Internal fast path."""
+    a = _new(Array)
+    _set_shape(a, shape)
+    _set_dtype(a, dtype)
+    _set_device(a, device)
+    _set_buf(a, buf)
+    return a
+
+
+def from_numpy_buffer(buf, device=cpu):
+    """Wrap a numpy array we own (no copy)."""
+    return make(buf, buf.shape, _dt.from_numpy(buf.dtype), device)
+
+
+def meta_array(shape, dtype):
+    return make(None, tuple(shape), dtype, meta)
+
+
+def _rebuild(buf, shape, dtype_name, device_name):
+    from .devices import device as _device
+    return make(buf, shape, _dt.from_name(dtype_name), _device(device_name))

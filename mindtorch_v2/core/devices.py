@@ -1,0 +1,74 @@
+"""Devices and the backend registry.
+
+A Device is interned by its type string ("cpu", "meta", "npu"). A backend
+registers itself under a device type; primitives register one lowering per
+backend. `meta` has no backend at all: every op on meta runs its meta rule only.
+"""
+
+
+class Device:
+    """A device, interned by type: `device("cpu") is device("cpu")`."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type_, index=None):
+        self.type = type_
+        self.index = index
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __reduce__(self):
+        return (device, (str(self),))
+
+
+KNOWN_TYPES = ("cpu", "meta", "npu")
+_DEVICES = {}
+
+
+def device(spec):
+    """Return the interned Device for 'cpu', 'meta', 'npu', 'npu:0' or a Device."""
+    if type(spec) is Device:
+        return spec
+    inner = getattr(spec, "_core_device", None)
+    if inner is not None:
+        return inner
+    if not isinstance(spec, str):
+        raise TypeError(f"expected a device string like 'cpu' or 'meta', got {spec!r}")
+    d = _DEVICES.get(spec)
+    if d is not None:
+        return d
+    type_, _, index = spec.partition(":")
+    if type_ not in KNOWN_TYPES:
+        raise RuntimeError(f"unknown device type '{type_}'; expected one of {', '.join(KNOWN_TYPES)}")
+    if index and not index.isdigit():
+        raise RuntimeError(f"invalid device string '{spec}'")
+    d = _DEVICES[spec] = Device(type_, int(index) if index else None)
+    return d
+
+
+cpu = device("cpu")
+meta = device("meta")
+
+# device type -> backend module/object with `to_buffer(numpy_array)` and `to_numpy(buffer)`
+_BACKENDS = {}
+
+
+def register_backend(device_type, backend):
+    _BACKENDS[device_type] = backend
+
+
+def backend_for(dev):
+    try:
+        return _BACKENDS[dev.type]
+    except KeyError:
+        raise RuntimeError(
+            f"device '{dev}' is not available: no backend is registered for it "
+            "(npu needs the Ascend runtime)") from None
+
+
+def is_available(device_type):
+    return device_type == "meta" or device_type in _BACKENDS

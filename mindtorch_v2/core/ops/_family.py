@@ -1,0 +1,246 @@
+"""Builders shared by the op families: argument normalisation, broadcasting
+meta rules, summing cotangents back to an input's shape, and the
+unary/binary elementwise declarations (one call = meta + lowering + VJP + JVP).
+"""
+import numpy as np
+
+from .. import array as _array
+from .. import dtypes as dt
+from ..array import Array
+from ..devices import cpu as _cpu
+from ..primitive import Primitive, Tracer
+
+# ---------------------------------------------------------------------------
+# argument handling
+
+ONE = "one"        # partial derivative sentinels: d/dx = 1, d/dx = -1
+NEG_ONE = "neg_one"
+
+
+def scalar_array(value, dtype, device):
+    """A 0-d constant on `device` (meta: no buffer)."""
+    if device.type == "meta":
+        return _array.make(None, (), dtype, device)
+    return _array.make(np.asarray(value, dtype.np), (), dtype, device)
+
+
+def is_arraylike(x):
+    return isinstance(x, (Array, Tracer)) or hasattr(type(x), "__mt_bind__")
+
+
+def as_operand(x):
+    """Arrays and tracers pass through; numpy arrays become Arrays; scalars stay python scalars."""
+    if is_arraylike(x):
+        return x
+    if isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return x
+    if isinstance(x, np.ndarray):
+        return asarray(x)
+    raise TypeError(f"expected an array or a number, got {type(x).__name__}")
+
+
+def promote(name, *xs, to_float=False):
+    """Operands of a same-dtype primitive: promote by PyTorch's rules, scalars become 0-d arrays."""
+    xs = [as_operand(x) for x in xs]
+    dtype = dt.result_type(*xs)
+    if to_float and dtype.category != dt.FLOAT:
+        dtype = dt.default_float
+    device = None
+    for x in xs:
+        if is_arraylike(x):
+            device = x.device
+            break
+    if device is None:
+        device = _cpu
+    out = []
+    for x in xs:
+        if is_arraylike(x):
+            if x.dtype is not dtype:
+                x = cast(x, dtype)
+        else:
+            x = scalar_array(x, dtype, device)
+        out.append(x)
+    return out
+
+
+# Core ops the builders' rules are written with. The family modules fill these in when they
+# are imported (see `provide`), so a rule never imports at call time.
+cast = mul = neg = add = sum_p = reshape = broadcast_to = asarray = None
+
+
+def provide(**ops):
+    globals().update(ops)
+
+
+def normalize_axis(axis, ndim, name):
+    """One axis, possibly negative -> non-negative int, or IndexError naming the op."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{name}: axis must be an int, got {axis!r}")
+    if not -max(ndim, 1) <= axis < max(ndim, 1):
+        raise IndexError(f"{name}: axis {axis} is out of range for an array of {ndim} dimensions")
+    return int(axis) % max(ndim, 1)
+
+
+def normalize_axes(axis, ndim, name):
+    """None -> all axes; int or sequence -> sorted tuple of unique non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    axes = tuple(sorted(normalize_axis(a, ndim, name) for a in axis))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: repeated axis in {tuple(axis)}")
+    if ndim == 0:
+        return ()
+    return axes
+
+
+def broadcast_shapes(name, *shapes):
+    """NumPy broadcasting of shapes, or ValueError naming the op and the shapes."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(-ndim, 0):
+        size = 1
+        for s in shapes:
+            if len(s) >= -i:
+                d = s[i]
+                if d != 1:
+                    if size != 1 and size != d:
+                        raise ValueError(f"{name}: shapes {' and '.join(str(tuple(x)) for x in shapes)} cannot broadcast")
+                    size = d
+        out.append(size)
+    return tuple(out)
+
+
+def same_dtype(name, *xs):
+    d = xs[0].dtype
+    for x in xs[1:]:
+        if x.dtype is not d:
+            raise TypeError(f"{name}: operands must have the same dtype, got {d.name} and {x.dtype.name}")
+    return d
+
+
+def require_float(name, x):
+    if x.dtype.category != dt.FLOAT:
+        raise TypeError(f"{name}: expected a floating-point dtype, got {x.dtype.name}")
+
+
+# ---------------------------------------------------------------------------
+# cotangent helpers (core ops only)
+
+
+def sum_to_shape(g, shape):
+    """Sum a broadcast cotangent back down to `shape`."""
+    if g.shape == shape:
+        return g
+    lead = len(g.shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+    if axes:
+        g = sum_p.bind(g, axis=axes, keepdims=False)
+    if g.shape != shape:
+        g = reshape(g, shape)
+    return g
+
+
+def broadcast_to_shape(t, shape):
+    if t.shape == shape:
+        return t
+    return broadcast_to(t, shape)
+
+
+# ---------------------------------------------------------------------------
+# elementwise declarations
+
+def _unary_meta(name, kind):
+    def meta(x):
+        if kind == "float":
+            require_float(name, x)
+            return x.shape, x.dtype
+        if kind == "bool":
+            return x.shape, dt.bool_
+        if kind == "numeric" and x.dtype is dt.bool_:
+            raise TypeError(f"{name}: not supported for bool arrays")
+        return x.shape, x.dtype
+    return meta
+
+
+def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, family="elementwise"):
+    """Declare an elementwise unary primitive.
+
+    kind: "float" (float in, same dtype out), "numeric" (any non-bool dtype kept),
+    "any" (every dtype kept), "bool" (bool out, no derivative).
+    d_x(x) / d_out(out): the local derivative, written with core ops; linear(t):
+    the op itself for linear ops (neg). None of the three: zero derivative.
+    """
+    vjp = jvp = None
+    reads = ()
+    if linear is not None:
+        vjp = (lambda g, out, x: linear(g),)
+        jvp = lambda ts, out, x: linear(ts[0])
+    elif d_x is not None:
+        vjp = (lambda g, out, x: mul(g, d_x(x)),)
+        jvp = lambda ts, out, x: mul(ts[0], d_x(x))
+        reads = (0,)
+    elif d_out is not None:
+        vjp = (lambda g, out, x: mul(g, d_out(out)),)
+        jvp = lambda ts, out, x: mul(ts[0], d_out(out))
+        reads = ("out",)
+    prim = Primitive(name, _unary_meta(name, kind), vjp=vjp, vjp_reads=reads, jvp=jvp,
+                     linear=linear is not None, family=family)
+    prim.def_impl("cpu")(np_fn)
+    return prim
+
+
+def _binary_meta(name, kind):
+    def meta(x, y):
+        d = same_dtype(name, x, y)
+        shape = x.shape if x.shape == y.shape else broadcast_shapes(name, x.shape, y.shape)
+        if kind == "float":
+            require_float(name, x)
+        elif kind == "numeric" and d is dt.bool_:
+            raise TypeError(f"{name}: not supported for bool arrays")
+        elif kind == "integer" and d.category == dt.FLOAT:
+            raise TypeError(f"{name}: expected integer or bool arrays, got {d.name}")
+        if kind in ("compare", "logical"):
+            return shape, dt.bool_
+        return shape, d
+    return meta
+
+
+def _partial_term(d, g, x, y, out):
+    if d == ONE:
+        return g
+    if d == NEG_ONE:
+        return neg(g)
+    return mul(g, d(x, y, out))
+
+
+def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), family="elementwise"):
+    """Declare an elementwise binary primitive on same-dtype operands with broadcasting.
+
+    d_x(x, y, out) / d_y(...) are the local partials (core ops), or ONE / NEG_ONE, or
+    None for no derivative. `reads` lists what the partials read (0, 1, "out").
+    kind: "any", "numeric" (no bool), "float", "integer", "compare"/"logical" (bool out).
+    """
+    vjp = jvp = None
+    if d_x is not None or d_y is not None:
+        def vjp_x(g, out, x, y):
+            return sum_to_shape(_partial_term(d_x, g, x, y, out), x.shape)
+
+        def vjp_y(g, out, x, y):
+            return sum_to_shape(_partial_term(d_y, g, x, y, out), y.shape)
+
+        def jvp(ts, out, x, y):
+            tx, ty = ts
+            res = None
+            if tx is not None and d_x is not None:
+                res = _partial_term(d_x, tx, x, y, out)
+            if ty is not None and d_y is not None:
+                term = _partial_term(d_y, ty, x, y, out)
+                res = term if res is None else add(res, term)
+            return None if res is None else broadcast_to_shape(res, out.shape)
+
+        vjp = (vjp_x if d_x is not None else None, vjp_y if d_y is not None else None)
+    prim = Primitive(name, _binary_meta(name, kind), vjp=vjp, vjp_reads=reads, jvp=jvp, family=family)
+    prim.def_impl("cpu")(np_fn)
+    return prim

@@ -1,0 +1,122 @@
+"""Composites: ops built from primitives, with no rules of their own
+(their derivatives come from the primitives they are made of)."""
+import builtins
+import math
+
+from .. import dtypes as dt
+from . import _family
+from .elementwise import (abs, add, cast, div, exp, eq, gt, log, logical_and, lt, mul, pow, sqrt,
+                          stop_gradient, sub, where)
+from .reduction import max, sum
+from .shape import reshape
+
+
+def _float(x):
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        x = _family.asarray(x)
+    if x.dtype.category != dt.FLOAT:
+        x = cast(x, dt.default_float)
+    return x
+
+
+def _count(x, axis):
+    axes = _family.normalize_axes(axis, x.ndim, "mean")
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return n
+
+
+def mean(x, axis=None, keepdims=False):
+    """Arithmetic mean over `axis` (integer inputs give the default float)."""
+    x = _float(x)
+    return div(sum(x, axis, keepdims), _count(x, axis))
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    """Variance over `axis` with `ddof` delta degrees of freedom (torch's `correction`)."""
+    x = _float(x)
+    d = sub(x, mean(x, axis, keepdims=True))
+    return div(sum(mul(d, d), axis, keepdims), builtins.max(_count(x, axis) - ddof, 0))
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    return sqrt(var(x, axis, ddof, keepdims))
+
+
+def square(x):
+    return mul(x, x)
+
+
+def isfinite(x):
+    if x.dtype.category != dt.FLOAT:
+        return eq(x, x)
+    return logical_and(eq(x, x), lt(abs(x), math.inf))
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) over `axis`, computed stably."""
+    x = _float(x)
+    m = stop_gradient(max(x, axis, keepdims=True))
+    m = where(isfinite(m), m, 0.0)
+    out = add(log(sum(exp(sub(x, m)), axis, keepdims=True)), m)
+    if not keepdims:
+        axes = _family.normalize_axes(axis, x.ndim, "logsumexp")
+        out = reshape(out, tuple(s for i, s in enumerate(x.shape) if i not in axes))
+    return out
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along `axis`, computed stably."""
+    x = _float(x)
+    e = exp(sub(x, stop_gradient(max(x, axis, keepdims=True))))
+    return div(e, sum(e, axis, keepdims=True))
+
+
+def log_softmax(x, axis=-1):
+    x = _float(x)
+    return sub(x, logsumexp(x, axis, keepdims=True))
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector p-norm over `axis` (ord: None/2/'fro', 1, inf, -inf, 0 or any p > 0)."""
+    x = _float(x)
+    if ord is None or ord == 2 or ord == "fro":
+        s = sum(mul(x, x), axis, keepdims)
+        zero = eq(s, 0.0)
+        # the gradient at 0 is 0 (as in PyTorch), not 0 * inf
+        return where(zero, 0.0, sqrt(where(zero, 1.0, s)))
+    if ord == 1:
+        return sum(abs(x), axis, keepdims)
+    if ord == math.inf:
+        return max(abs(x), axis, keepdims)
+    if ord == -math.inf:
+        from .reduction import min
+        return min(abs(x), axis, keepdims)
+    if ord == 0:
+        return sum(cast(gt(abs(x), 0.0), x.dtype), axis, keepdims)
+    if isinstance(ord, (int, float)) and ord > 0:
+        return pow(sum(pow(abs(x), float(ord)), axis, keepdims), 1.0 / ord)
+    raise ValueError(f"norm: unsupported ord {ord!r}")
+
+
+def clamp(x, min=None, max=None):  # noqa: A002 - torch's argument names
+    """x limited to [min, max]; the gradient passes where min <= x <= max, as in PyTorch."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    out = x
+    if min is not None:
+        out = where(lt(out, min), min, out)
+    if max is not None:
+        out = where(gt(out, max), max, out)
+    return out
+
+
+clip = clamp
+
+
+def relu(x):
+    """max(x, 0) with gradient 0 at 0, as in PyTorch."""
+    return where(gt(x, 0), x, 0)
+

@@ -1,0 +1,292 @@
+"""Elementwise primitives: unary math, binary arithmetic and comparisons, where, cast.
+
+Each line declares a primitive with its derivative (see `_family.unary` /
+`_family.binary`); the public function below it promotes dtypes the PyTorch way
+and binds.
+"""
+import math
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..array import Array
+from ..primitive import Primitive
+from . import _family
+from ._family import NEG_ONE, ONE, binary, broadcast_shapes, promote, sum_to_shape, unary
+
+# ---------------------------------------------------------------------------
+# cast and stop_gradient
+
+
+def _cast_meta(x, *, dtype):
+    return x.shape, dtype
+
+
+def _cast_grad(g, x_dtype):
+    if x_dtype.category != dt.FLOAT:
+        return None
+    return cast(g, x_dtype)
+
+
+cast_p = Primitive("cast", _cast_meta, linear=True, family="elementwise",
+                   vjp=(lambda g, out, x, *, dtype: _cast_grad(g, x.dtype),),
+                   jvp=lambda ts, out, x, *, dtype: _cast_grad(ts[0], dtype))
+
+
+@cast_p.def_impl("cpu")
+def _cast_cpu(x, *, dtype):
+    return x.astype(dtype.np)
+
+
+def cast(x, dtype):
+    """x converted to `dtype` (a no-op when it already has it)."""
+    dtype = dt.canonicalize(dtype)
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        return _family.scalar_array(x, dtype, _family._cpu)
+    if x.dtype is dtype:
+        return x
+    return cast_p.bind(x, dtype=dtype)
+
+
+stop_gradient_p = unary("stop_gradient", lambda x: x, kind="any")
+
+
+def stop_gradient(x):
+    """x, with no derivative flowing through it."""
+    return stop_gradient_p.bind(x)
+
+
+# ---------------------------------------------------------------------------
+# unary
+
+
+def _floatify(x):
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        return _family.scalar_array(x, dt.result_type(x, 0.0), _family._cpu)
+    if x.dtype.category != dt.FLOAT:
+        return cast(x, dt.default_float)
+    return x
+
+
+def _stable_sigmoid(x):
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+_erf_scalar = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exact to float64
+
+
+def _erf(x):
+    return _erf_scalar(x).astype(x.dtype)
+
+
+def _int_identity(np_fn):
+    return lambda x: x if x.dtype.kind in "biu" else np_fn(x)
+
+
+neg_p = unary("neg", np.negative, kind="numeric", linear=lambda t: neg(t))
+abs_p = unary("abs", np.abs, kind="numeric", d_x=lambda x: sign(x))
+sign_p = unary("sign", np.sign, kind="numeric")
+exp_p = unary("exp", np.exp, d_out=lambda out: out)
+expm1_p = unary("expm1", np.expm1, d_out=lambda out: add(out, 1.0))
+log_p = unary("log", np.log, d_x=lambda x: reciprocal(x))
+log1p_p = unary("log1p", np.log1p, d_x=lambda x: reciprocal(add(x, 1.0)))
+sqrt_p = unary("sqrt", np.sqrt, d_out=lambda out: div(0.5, out))
+rsqrt_p = unary("rsqrt", lambda x: 1 / np.sqrt(x), d_out=lambda out: mul(-0.5, mul(out, mul(out, out))))
+sin_p = unary("sin", np.sin, d_x=lambda x: cos(x))
+cos_p = unary("cos", np.cos, d_x=lambda x: neg(sin(x)))
+tan_p = unary("tan", np.tan, d_out=lambda out: add(1.0, mul(out, out)))
+tanh_p = unary("tanh", np.tanh, d_out=lambda out: sub(1.0, mul(out, out)))
+sigmoid_p = unary("sigmoid", _stable_sigmoid, d_out=lambda out: mul(out, sub(1.0, out)))
+erf_p = unary("erf", _erf, d_x=lambda x: mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
+floor_p = unary("floor", _int_identity(np.floor), kind="numeric")
+ceil_p = unary("ceil", _int_identity(np.ceil), kind="numeric")
+round_p = unary("round", _int_identity(np.round), kind="numeric")
+reciprocal_p = unary("reciprocal", lambda x: 1 / x, d_out=lambda out: neg(mul(out, out)))
+logical_not_p = unary("logical_not", np.logical_not, kind="bool")
+
+
+def neg(x):
+    return neg_p.bind(x)
+
+
+def abs(x):  # noqa: A001 - the array-API name
+    return abs_p.bind(x)
+
+
+def sign(x):
+    return sign_p.bind(x)
+
+
+def floor(x):
+    return floor_p.bind(x)
+
+
+def ceil(x):
+    return ceil_p.bind(x)
+
+
+def round(x):  # noqa: A001
+    return round_p.bind(x)
+
+
+def logical_not(x):
+    return logical_not_p.bind(_family.as_operand(x))
+
+
+def _float_unary(prim):
+    def fn(x):
+        if type(x) is not Array or x.dtype.category != dt.FLOAT:
+            x = _floatify(x)
+        return prim.bind(x)
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Elementwise {prim.name}; integer inputs are promoted to the default float dtype."
+    return fn
+
+
+exp = _float_unary(exp_p)
+expm1 = _float_unary(expm1_p)
+log = _float_unary(log_p)
+log1p = _float_unary(log1p_p)
+sqrt = _float_unary(sqrt_p)
+rsqrt = _float_unary(rsqrt_p)
+sin = _float_unary(sin_p)
+cos = _float_unary(cos_p)
+tan = _float_unary(tan_p)
+tanh = _float_unary(tanh_p)
+sigmoid = _float_unary(sigmoid_p)
+erf = _float_unary(erf_p)
+reciprocal = _float_unary(reciprocal_p)
+
+# ---------------------------------------------------------------------------
+# binary
+
+
+def _max_partial(x, y, out):  # ties split the gradient, as in PyTorch
+    return add(cast(gt(x, y), x.dtype), mul(0.5, cast(eq(x, y), x.dtype)))
+
+
+def _min_partial(x, y, out):
+    return add(cast(lt(x, y), x.dtype), mul(0.5, cast(eq(x, y), x.dtype)))
+
+
+def _pow_dx(x, y, out):
+    return where(eq(y, 0.0), 0.0, mul(y, pow(x, sub(y, 1.0))))
+
+
+def _pow_dy(x, y, out):
+    return where(logical_and(eq(x, 0.0), ge(y, 0.0)), 0.0, mul(out, log(x)))
+
+
+def _floor_divide_np(x, y):
+    if x.dtype.kind in "iu" and not np.all(y):
+        raise ZeroDivisionError("floor_divide: integer division by zero")
+    return np.floor_divide(x, y)
+
+
+def _remainder_np(x, y):
+    if x.dtype.kind in "iu" and not np.all(y):
+        raise ZeroDivisionError("remainder: integer division by zero")
+    return np.remainder(x, y)
+
+
+add_p = binary("add", np.add, d_x=ONE, d_y=ONE)
+sub_p = binary("sub", np.subtract, kind="numeric", d_x=ONE, d_y=NEG_ONE)
+mul_p = binary("mul", np.multiply, d_x=lambda x, y, out: y, d_y=lambda x, y, out: x, reads=(0, 1))
+div_p = binary("div", np.true_divide, kind="float", d_x=lambda x, y, out: reciprocal(y),
+               d_y=lambda x, y, out: neg(div(out, y)), reads=(1, "out"))
+floor_divide_p = binary("floor_divide", _floor_divide_np, kind="numeric")
+remainder_p = binary("remainder", _remainder_np, kind="numeric", d_x=ONE,
+                     d_y=lambda x, y, out: neg(floor_divide(x, y)), reads=(0, 1))
+pow_p = binary("pow", np.power, kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=(0, 1, "out"))
+maximum_p = binary("maximum", np.maximum, d_x=_max_partial, d_y=lambda x, y, o: _max_partial(y, x, o), reads=(0, 1))
+minimum_p = binary("minimum", np.minimum, d_x=_min_partial, d_y=lambda x, y, o: _min_partial(y, x, o), reads=(0, 1))
+eq_p = binary("eq", np.equal, kind="compare")
+ne_p = binary("ne", np.not_equal, kind="compare")
+lt_p = binary("lt", np.less, kind="compare")
+le_p = binary("le", np.less_equal, kind="compare")
+gt_p = binary("gt", np.greater, kind="compare")
+ge_p = binary("ge", np.greater_equal, kind="compare")
+logical_and_p = binary("logical_and", np.logical_and, kind="logical")
+logical_or_p = binary("logical_or", np.logical_or, kind="logical")
+logical_xor_p = binary("logical_xor", np.logical_xor, kind="logical")
+
+
+def _binary_fn(prim, to_float=False):
+    name = prim.name
+
+    def fn(x, y):
+        if type(x) is Array and type(y) is Array and x.dtype is y.dtype and not (
+                to_float and x.dtype.category != dt.FLOAT):
+            return prim.bind(x, y)
+        x, y = promote(name, x, y, to_float=to_float)
+        return prim.bind(x, y)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} with broadcasting and PyTorch dtype promotion."
+    return fn
+
+
+add = _binary_fn(add_p)
+sub = _binary_fn(sub_p)
+mul = _binary_fn(mul_p)
+div = _binary_fn(div_p, to_float=True)
+floor_divide = _binary_fn(floor_divide_p)
+remainder = _binary_fn(remainder_p)
+pow = _binary_fn(pow_p)  # noqa: A001
+maximum = _binary_fn(maximum_p)
+minimum = _binary_fn(minimum_p)
+eq = _binary_fn(eq_p)
+ne = _binary_fn(ne_p)
+lt = _binary_fn(lt_p)
+le = _binary_fn(le_p)
+gt = _binary_fn(gt_p)
+ge = _binary_fn(ge_p)
+logical_and = _binary_fn(logical_and_p)
+logical_or = _binary_fn(logical_or_p)
+logical_xor = _binary_fn(logical_xor_p)
+
+# array-API / jax.numpy spellings
+subtract, multiply, divide, power = sub, mul, div, pow
+equal, not_equal, less, less_equal, greater, greater_equal = eq, ne, lt, le, gt, ge
+true_divide, negative, absolute = div, neg, abs
+
+# ---------------------------------------------------------------------------
+# where
+
+
+def _where_meta(c, x, y):
+    if c.dtype is not dt.bool_:
+        raise TypeError(f"where: condition must be bool, got {c.dtype.name}")
+    d = _family.same_dtype("where", x, y)
+    return broadcast_shapes("where", c.shape, x.shape, y.shape), d
+
+
+def _where_jvp(ts, out, c, x, y):
+    _, tx, ty = ts
+    tx = _family.scalar_array(0, out.dtype, out.device) if tx is None else tx
+    ty = _family.scalar_array(0, out.dtype, out.device) if ty is None else ty
+    return _family.broadcast_to_shape(where(c, tx, ty), out.shape)
+
+
+where_p = Primitive(
+    "where", _where_meta, family="elementwise", vjp_reads=(0,), jvp=_where_jvp,
+    vjp=(None,
+         lambda g, out, c, x, y: sum_to_shape(where(c, g, 0.0), x.shape),
+         lambda g, out, c, x, y: sum_to_shape(where(c, 0.0, g), y.shape)))
+where_p.def_impl("cpu")(np.where)
+
+
+def where(condition, x, y):
+    """Elements of x where condition holds, else of y (broadcasting, promoted dtypes)."""
+    condition = _family.as_operand(condition)
+    if not _family.is_arraylike(condition):
+        condition = _family.scalar_array(bool(condition), dt.bool_, _family._cpu)
+    elif condition.dtype is not dt.bool_:
+        condition = cast(condition, dt.bool_)
+    x, y = promote("where", x, y)
+    return where_p.bind(condition, x, y)
+
+
+_family.provide(cast=cast, mul=mul, neg=neg, add=add)

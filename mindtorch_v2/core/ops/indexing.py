@@ -1,0 +1,421 @@
+"""Indexing primitives: take / index_add (whole slices along an axis), gather /
+scatter_add / scatter (torch.gather-style, element by element), sort; and the
+composites built on them: argsort, topk, and `getitem` (NumPy indexing with
+ints, slices, None, Ellipsis, integer arrays and concrete boolean masks).
+"""
+import builtins
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..primitive import Primitive, Tracer
+from . import _family
+from ._family import normalize_axis
+from .shape import expand_dims, reshape, squeeze, static_slice, transpose
+
+
+def _zeros(x):
+    from ..autodiff import zeros_like_aval
+    return zeros_like_aval(x)
+
+
+def _require_int(name, idx):
+    if idx.dtype.category != dt.INT:
+        raise TypeError(f"{name}: indices must be an integer array, got {idx.dtype.name}")
+
+
+def _check_bounds(name, idx, size, axis):
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        bad = idx[(idx < -size) | (idx >= size)].flat[0]
+        raise IndexError(f"{name}: index {bad} is out of bounds for axis {axis} with size {size}")
+
+
+# ---------------------------------------------------------------------------
+# take / index_add: whole slices along one axis
+
+
+def _take_meta(x, idx, *, axis):
+    _require_int("take", idx)
+    if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
+        raise IndexError(f"take: axis {axis} is out of range for an array of {x.ndim} dimensions")
+    return x.shape[:axis] + idx.shape + x.shape[axis + 1:], x.dtype
+
+
+take_p = Primitive(
+    "take", _take_meta, linear=True, family="indexing", vjp_reads=(1,),
+    vjp=(lambda g, out, x, idx, *, axis: index_add_p.bind(_zeros(x), idx, g, axis=axis), None),
+    jvp=lambda ts, out, x, idx, *, axis: take_p.bind(ts[0], idx, axis=axis))
+
+
+@take_p.def_impl("cpu")
+def _take_cpu(x, idx, *, axis):
+    _check_bounds("take", idx, x.shape[axis], axis)
+    return np.take(x, idx, axis=axis)
+
+
+def _index_add_meta(x, idx, updates, *, axis):
+    _require_int("index_add", idx)
+    if not 0 <= axis < x.ndim:
+        raise IndexError(f"index_add: axis {axis} is out of range for an array of {x.ndim} dimensions")
+    expect = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
+    if updates.shape != expect:
+        raise ValueError(f"index_add: updates shape {updates.shape} does not match the expected {expect}")
+    _family.same_dtype("index_add", x, updates)
+    return x.shape, x.dtype
+
+
+def _index_add_jvp(ts, out, x, idx, updates, *, axis):
+    tx = _zeros(x) if ts[0] is None else ts[0]
+    tu = _zeros(updates) if ts[2] is None else ts[2]
+    return index_add_p.bind(tx, idx, tu, axis=axis)
+
+
+index_add_p = Primitive(
+    "index_add", _index_add_meta, linear=True, family="indexing", vjp_reads=(1,), jvp=_index_add_jvp,
+    vjp=(lambda g, out, x, idx, u, *, axis: g, None,
+         lambda g, out, x, idx, u, *, axis: take_p.bind(g, idx, axis=axis)))
+
+
+@index_add_p.def_impl("cpu")
+def _index_add_cpu(x, idx, updates, *, axis):
+    _check_bounds("index_add", idx, x.shape[axis], axis)
+    out = np.array(x, copy=True)
+    if out.ndim == 1 and idx.ndim == 1 and x.dtype.kind == "f":  # bincount is ~10x faster than add.at
+        out += np.bincount(idx % x.shape[0], weights=updates, minlength=x.shape[0]).astype(x.dtype)
+        return out
+    np.add.at(out, (slice(None),) * axis + (idx,), updates)
+    return out
+
+
+def take(x, indices, axis=None):
+    """Slices of x at `indices` along `axis` (of the flattened x when None); negative indices wrap."""
+    x = _family.as_operand(x)
+    idx = _index_array(indices)
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    return take_p.bind(x, idx, axis=normalize_axis(axis, x.ndim, "take"))
+
+
+def index_add(x, indices, updates, axis=0):
+    """x plus `updates` added at `indices` along `axis` (duplicates accumulate)."""
+    idx = _index_array(indices)
+    x, updates = _family.promote("index_add", x, updates)
+    axis = normalize_axis(axis, x.ndim, "index_add")
+    want = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
+    if updates.shape != want:
+        from .shape import broadcast_to
+        updates = broadcast_to(updates, want)
+    return index_add_p.bind(x, idx, updates, axis=axis)
+
+
+def _index_array(indices):
+    from .creation import asarray
+    idx = indices if _family.is_arraylike(indices) else asarray(indices)
+    if idx.dtype.category != dt.INT:
+        raise TypeError(f"indices must be integers, got {idx.dtype.name}")
+    return idx
+
+
+# ---------------------------------------------------------------------------
+# gather / scatter_add / scatter: torch.gather semantics along one axis
+
+
+def _gather_like_meta(name, x, idx, axis):
+    _require_int(name, idx)
+    if idx.ndim != x.ndim:
+        raise ValueError(f"{name}: index must have as many dimensions as the input ({x.ndim}), got {idx.ndim}")
+    if not 0 <= axis < max(x.ndim, 1):
+        raise IndexError(f"{name}: axis {axis} is out of range for an array of {x.ndim} dimensions")
+    for d, (a, b) in enumerate(zip(idx.shape, x.shape)):
+        if d != axis and a > b:
+            raise ValueError(f"{name}: index shape {idx.shape} exceeds input shape {x.shape} at dimension {d}")
+
+
+def _gather_meta(x, idx, *, axis):
+    _gather_like_meta("gather", x, idx, axis)
+    return idx.shape, x.dtype
+
+
+def _grid(idx, axis):
+    """The full numpy index tuple addressing x[..., idx, ...] element by element."""
+    grids = list(np.indices(idx.shape, sparse=True))
+    grids[axis] = idx
+    return tuple(grids)
+
+
+gather_p = Primitive(
+    "gather", _gather_meta, linear=True, family="indexing", vjp_reads=(1,),
+    vjp=(lambda g, out, x, idx, *, axis: scatter_add_p.bind(_zeros(x), idx, g, axis=axis), None),
+    jvp=lambda ts, out, x, idx, *, axis: gather_p.bind(ts[0], idx, axis=axis))
+
+
+@gather_p.def_impl("cpu")
+def _gather_cpu(x, idx, *, axis):
+    if x.ndim == 0:
+        return x.copy()
+    _check_bounds("gather", idx, x.shape[axis], axis)
+    return x[_grid(idx, axis)]
+
+
+def _scatter_meta(name):
+    def meta(x, idx, updates, *, axis):
+        _gather_like_meta(name, x, idx, axis)
+        if updates.shape != idx.shape:
+            raise ValueError(f"{name}: updates shape {updates.shape} does not match index shape {idx.shape}")
+        _family.same_dtype(name, x, updates)
+        return x.shape, x.dtype
+    return meta
+
+
+def _scatter_jvp(prim):
+    def jvp(ts, out, x, idx, updates, *, axis):
+        tx = _zeros(x) if ts[0] is None else ts[0]
+        tu = _zeros(updates) if ts[2] is None else ts[2]
+        return prim.bind(tx, idx, tu, axis=axis)
+    return jvp
+
+
+scatter_add_p = Primitive(
+    "scatter_add", _scatter_meta("scatter_add"), linear=True, family="indexing", vjp_reads=(1,),
+    vjp=(lambda g, out, x, idx, u, *, axis: g, None,
+         lambda g, out, x, idx, u, *, axis: gather_p.bind(g, idx, axis=axis)))
+scatter_add_p.jvp = _scatter_jvp(scatter_add_p)
+
+
+@scatter_add_p.def_impl("cpu")
+def _scatter_add_cpu(x, idx, updates, *, axis):
+    _check_bounds("scatter_add", idx, x.shape[axis], axis)
+    out = np.array(x, copy=True)
+    np.add.at(out, _grid(idx, axis), updates)
+    return out
+
+
+# scatter replaces; with duplicate indices the last write wins (as NumPy's assignment)
+scatter_p = Primitive(
+    "scatter", _scatter_meta("scatter"), linear=True, family="indexing", vjp_reads=(1,),
+    vjp=(lambda g, out, x, idx, u, *, axis: scatter_p.bind(g, idx, _zeros(u), axis=axis), None,
+         lambda g, out, x, idx, u, *, axis: gather_p.bind(g, idx, axis=axis)))
+scatter_p.jvp = _scatter_jvp(scatter_p)
+
+
+@scatter_p.def_impl("cpu")
+def _scatter_cpu(x, idx, updates, *, axis):
+    _check_bounds("scatter", idx, x.shape[axis], axis)
+    out = np.array(x, copy=True)
+    out[_grid(idx, axis)] = updates
+    return out
+
+
+def _gather_args(name, x, axis, indices):
+    x = _family.as_operand(x)
+    idx = _index_array(indices)
+    return x, idx, normalize_axis(axis, max(x.ndim, 1), name)
+
+
+def gather(x, axis, indices):
+    """out[i][j] = x[i][indices[i][j]] for axis=1 (torch.gather)."""
+    x, idx, axis = _gather_args("gather", x, axis, indices)
+    return gather_p.bind(x, idx, axis=axis)
+
+
+def take_along_axis(x, indices, axis):
+    """NumPy's take_along_axis: gather with indices broadcast against x."""
+    x, idx, axis = _gather_args("take_along_axis", x, axis, indices)
+    shape = tuple(i if d == axis else builtins.max(i, s) for d, (i, s) in enumerate(zip(idx.shape, x.shape)))
+    from .shape import broadcast_to
+    return gather_p.bind(x, broadcast_to(idx, shape), axis=axis)
+
+
+def _scatter_args(name, x, axis, indices, updates):
+    x, idx, axis = _gather_args(name, x, axis, indices)
+    (updates,) = [u for u in _family.promote(name, updates, x)[:1]]
+    if updates.dtype is not x.dtype:
+        updates = _family.cast(updates, x.dtype)
+    if updates.shape != idx.shape:
+        if builtins.all(u >= i for u, i in zip(updates.shape, idx.shape)) and updates.ndim == idx.ndim:
+            updates = static_slice(updates, tuple(slice(0, i) for i in idx.shape))
+        else:
+            from .shape import broadcast_to
+            updates = broadcast_to(updates, idx.shape)
+    return x, idx, updates, axis
+
+
+def scatter_add(x, axis, indices, updates):
+    """x with updates[i][j] added at x[i][indices[i][j]] for axis=1 (torch.scatter_add)."""
+    x, idx, updates, axis = _scatter_args("scatter_add", x, axis, indices, updates)
+    return scatter_add_p.bind(x, idx, updates, axis=axis)
+
+
+def scatter(x, axis, indices, updates):
+    """x with x[i][indices[i][j]] = updates[i][j] for axis=1 (torch.scatter)."""
+    x, idx, updates, axis = _scatter_args("scatter", x, axis, indices, updates)
+    return scatter_p.bind(x, idx, updates, axis=axis)
+
+
+# ---------------------------------------------------------------------------
+# sort
+
+
+def _sort_meta(x, *, axis, descending):
+    if x.ndim and not 0 <= axis < x.ndim:
+        raise IndexError(f"sort: axis {axis} is out of range for an array of {x.ndim} dimensions")
+    return (x.shape, x.dtype), (x.shape, dt.int64)
+
+
+def _sort_vjp(g, out, x, *, axis, descending):
+    return scatter_add_p.bind(_zeros(x), out[1], g[0], axis=axis) if x.ndim else g[0]
+
+
+sort_p = Primitive(
+    "sort", _sort_meta, multiple_results=True, family="indexing", vjp=(_sort_vjp,), vjp_reads=("out",),
+    jvp=lambda ts, out, x, *, axis, descending: (gather_p.bind(ts[0], out[1], axis=axis) if x.ndim else ts[0], None))
+
+
+@sort_p.def_impl("cpu")
+def _sort_cpu(x, *, axis, descending):
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    if descending:
+        # stable descending: ties keep their original order, as torch.sort(stable=True)
+        n = x.shape[axis]
+        idx = n - 1 - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+    else:
+        idx = np.argsort(x, axis=axis, kind="stable")
+    return np.take_along_axis(x, idx, axis), idx
+
+
+def sort(x, axis=-1, descending=False):
+    """(values, indices) sorted along `axis` (stable)."""
+    x = _family.as_operand(x)
+    axis = normalize_axis(axis, x.ndim, "sort") if x.ndim else 0
+    return sort_p.bind(x, axis=axis, descending=bool(descending))
+
+
+def argsort(x, axis=-1, descending=False):
+    """Indices that sort x along `axis` (stable)."""
+    return sort(x, axis, descending)[1]
+
+
+def topk(x, k, axis=-1, largest=True):
+    """(values, indices) of the k largest (or smallest) entries along `axis`, sorted."""
+    x = _family.as_operand(x)
+    axis = normalize_axis(axis, x.ndim, "topk")
+    if not 0 <= k <= x.shape[axis]:
+        raise ValueError(f"topk: k={k} is out of range for a dimension of size {x.shape[axis]}")
+    values, idx = sort(x, axis, descending=largest)
+    sl = tuple(slice(0, k) if d == axis else slice(None) for d in range(x.ndim))
+    return static_slice(values, sl), static_slice(idx, sl)
+
+
+# ---------------------------------------------------------------------------
+# getitem: NumPy indexing decomposed into slice / squeeze / expand_dims / take
+
+
+def _is_index_array(k):
+    return _family.is_arraylike(k) or isinstance(k, (list, np.ndarray))
+
+
+def _expand_key(key, ndim):
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    for k in key:
+        if isinstance(k, (list, np.ndarray)) or (_family.is_arraylike(k) and not isinstance(k, Tracer)):
+            from .creation import asarray
+            k = asarray(k)
+            if k.dtype is dt.bool_:  # a concrete mask selects its nonzero positions
+                if k.device.type == "meta":
+                    raise IndexError("boolean mask indexing needs data; it is not supported on meta arrays")
+                out.extend(asarray(nz) for nz in np.nonzero(np.asarray(k)))
+                continue
+        elif isinstance(k, Tracer) and k.dtype is dt.bool_:
+            raise IndexError("boolean mask indexing needs concrete values; use core.where under transforms")
+        out.append(k)
+    n_ellipsis = builtins.sum(1 for k in out if k is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = builtins.sum(1 for k in out if k is not None and k is not Ellipsis)
+    if consumed > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed")
+    if n_ellipsis:
+        i = out.index(Ellipsis)
+        out[i:i + 1] = [slice(None)] * (ndim - consumed)
+    else:
+        out.extend([slice(None)] * (ndim - consumed))
+    return out
+
+
+def getitem(x, key):
+    """x[key] with NumPy semantics (basic indexing gives views' values, integer arrays gather)."""
+    x = _family.as_operand(x)
+    key = _expand_key(key, x.ndim)
+    has_array = builtins.any(_is_index_array(k) for k in key)
+    slices, squeeze_axes, new_axes, adv = [], [], [], []
+    axis = 0      # axis of x
+    out_axis = 0  # axis of the result after basic indexing (None inserted, ints kept or dropped)
+    for k in key:
+        if k is None:
+            new_axes.append(out_axis)
+            out_axis += 1
+            continue
+        size = x.shape[axis]
+        if isinstance(k, slice):
+            slices.append(k)
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            i = int(k)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
+            i %= size
+            slices.append(slice(i, i + 1))
+            if has_array:
+                from .creation import asarray
+                adv.append((out_axis, asarray(0, device=x.device)))
+            else:
+                squeeze_axes.append(out_axis)
+        elif _is_index_array(k):
+            idx = _index_array(k)
+            if not isinstance(idx, Tracer) and idx.device.type != "meta":
+                _check_bounds("index", np.asarray(idx), size, axis)
+            slices.append(slice(None))
+            adv.append((out_axis, idx))
+        else:
+            raise IndexError(f"unsupported index {k!r} of type {type(k).__name__}")
+        axis += 1
+        out_axis += 1
+    x = static_slice(x, tuple(slices))
+    if new_axes:
+        x = expand_dims(x, tuple(new_axes))
+    if adv:
+        x = _advanced(x, adv)
+    elif squeeze_axes:
+        x = squeeze(x, tuple(squeeze_axes))
+    return x
+
+
+def _advanced(x, adv):
+    from .elementwise import add, lt, mul, where
+    from .shape import broadcast_to
+    axes = [a for a, _ in adv]
+    bshape = _family.broadcast_shapes("index", *[i.shape for _, i in adv])
+    # flat index into the advanced axes, moved to the front: sum_k idx_k * stride_k
+    flat = None
+    stride = 1
+    for a, idx in reversed(adv):
+        size = x.shape[a]
+        idx = where(lt(idx, 0), add(idx, size), idx)
+        term = mul(idx, stride) if stride != 1 else idx
+        flat = term if flat is None else add(flat, term)
+        stride *= size
+    flat = broadcast_to(flat, bshape)
+    rest = [d for d in range(x.ndim) if d not in axes]
+    moved = transpose(x, axes + rest)
+    moved = reshape(moved, (stride,) + tuple(x.shape[d] for d in rest))
+    out = take_p.bind(moved, flat, axis=0)
+    contiguous = axes == list(range(axes[0], axes[0] + len(axes)))
+    if contiguous and axes[0] > 0:
+        nb = len(bshape)
+        first = axes[0]
+        perm = list(range(nb, nb + first)) + list(range(nb)) + list(range(nb + first, out.ndim))
+        out = transpose(out, perm)
+    return out
+

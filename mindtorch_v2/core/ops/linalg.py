@@ -1,0 +1,71 @@
+"""Linear algebra: matmul (NumPy semantics: batch dims broadcast, 1-D operands
+promoted and squeezed back), and composites on it."""
+import numpy as np
+
+from ..primitive import Primitive
+from . import _family
+from ._family import broadcast_shapes, sum_to_shape
+from .elementwise import add
+from .shape import expand_dims, squeeze, swapaxes
+
+
+def _matmul_meta(a, b):
+    if a.ndim < 2 or b.ndim < 2:
+        raise ValueError(f"matmul: primitive operands must be at least 2-D, got {a.shape} and {b.shape}")
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned "
+                         f"({a.shape[-1]} != {b.shape[-2]})")
+    d = _family.same_dtype("matmul", a, b)
+    batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    return batch + (a.shape[-2], b.shape[-1]), d
+
+
+def _mT(x):
+    return swapaxes(x, -1, -2)
+
+
+def _matmul_jvp(ts, out, a, b):
+    ta, tb = ts
+    res = None
+    if ta is not None:
+        res = matmul_p.bind(ta, b)
+    if tb is not None:
+        t = matmul_p.bind(a, tb)
+        res = t if res is None else add(res, t)
+    return _family.broadcast_to_shape(res, out.shape)
+
+
+matmul_p = Primitive(
+    "matmul", _matmul_meta, family="linalg", vjp_reads=(0, 1), jvp=_matmul_jvp,
+    vjp=(lambda g, out, a, b: sum_to_shape(matmul_p.bind(g, _mT(b)), a.shape),
+         lambda g, out, a, b: sum_to_shape(matmul_p.bind(_mT(a), g), b.shape)))
+matmul_p.def_impl("cpu")(np.matmul)
+
+
+def matmul(a, b):
+    """Matrix product with NumPy semantics (1-D operands are vectors, batch dims broadcast)."""
+    a, b = _family.promote("matmul", a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both operands must be at least 1-D, got shapes {a.shape} and {b.shape}")
+    if a.ndim >= 2 and b.ndim >= 2:
+        return matmul_p.bind(a, b)
+    if a.ndim == 1 and b.ndim == 1 and a.shape[0] != b.shape[0]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned ({a.shape[0]} != {b.shape[0]})")
+    a2 = expand_dims(a, 0) if a.ndim == 1 else a
+    b2 = expand_dims(b, 1) if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned ({a2.shape[-1]} != {b2.shape[-2]})")
+    out = matmul_p.bind(a2, b2)
+    if b.ndim == 1:
+        out = squeeze(out, -1)
+    if a.ndim == 1:
+        out = squeeze(out, -2 if b.ndim != 1 else -1)
+    return out
+
+
+def dot(a, b):
+    return matmul(a, b)
+
+
+def outer(a, b):
+    return matmul(expand_dims(a, 1), expand_dims(b, 0))

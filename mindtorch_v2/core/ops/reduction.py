@@ -1,0 +1,214 @@
+"""Reductions: sum, prod, max, min, argmax, argmin, any, all, cumsum.
+
+Primitives take `axis` as a sorted tuple of non-negative ints and `keepdims`;
+the public functions normalise what users pass (None, negative, int or tuple).
+"""
+import builtins
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..primitive import Primitive
+from . import _family
+from ._family import normalize_axes, normalize_axis
+from .elementwise import cast, div, eq, logical_and, mul, where
+from .shape import broadcast_to, flip, reshape
+
+
+def _reduced_shape(shape, axis, keepdims):
+    if keepdims:
+        return tuple(1 if i in axis else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axis)
+
+
+def _check_axes(name, x, axis):
+    for a in axis:
+        if not 0 <= a < builtins.max(x.ndim, 1) or (x.ndim == 0 and a != 0):
+            raise IndexError(f"{name}: axis {a} is out of range for an array of {x.ndim} dimensions")
+
+
+def _reduce_meta(name, dtype_rule, nonempty=False):
+    def meta(x, *, axis, keepdims):
+        _check_axes(name, x, axis)
+        if nonempty and x.size == 0:
+            raise ValueError(f"{name}: cannot reduce an empty array (shape {x.shape}) along axis {axis}")
+        return _reduced_shape(x.shape, axis, keepdims), dtype_rule(x.dtype)
+    return meta
+
+
+def _sum_dtype(d):
+    return dt.int64 if d.category != dt.FLOAT else d
+
+
+def _expand_back(g, x, axis, keepdims):
+    """g reshaped so it broadcasts against x (the reduced axes restored as size 1)."""
+    if not keepdims:
+        g = reshape(g, _reduced_shape(x.shape, axis, True))
+    return g
+
+
+def _sum_vjp(g, out, x, *, axis, keepdims):
+    return broadcast_to(_expand_back(g, x, axis, keepdims), x.shape)
+
+
+sum_p = Primitive("sum", _reduce_meta("sum", _sum_dtype), linear=True, family="reduction",
+                  vjp=(_sum_vjp,), jvp=lambda ts, out, x, *, axis, keepdims: sum_p.bind(ts[0], axis=axis, keepdims=keepdims))
+
+
+@sum_p.def_impl("cpu")
+def _sum_cpu(x, *, axis, keepdims):
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
+
+
+def _prod_vjp(g, out, x, *, axis, keepdims):
+    # d prod / d x_i = product of the others; exact with zeros in x (no division by 0):
+    # no zero: out / x; exactly one zero: the product of the non-zeros at that place, 0 elsewhere.
+    g = _expand_back(g, x, axis, keepdims)
+    is_zero = eq(x, 0.0)
+    safe = where(is_zero, 1.0, x)
+    prod_nonzero = prod_p.bind(safe, axis=axis, keepdims=True)
+    n_zero = sum_p.bind(cast(is_zero, dt.int64), axis=axis, keepdims=True)
+    others = where(eq(n_zero, 0), div(prod_nonzero, safe),
+                   where(logical_and(eq(n_zero, 1), is_zero), prod_nonzero, 0.0))
+    return mul(broadcast_to(g, x.shape), others)
+
+
+prod_p = Primitive("prod", _reduce_meta("prod", _sum_dtype), family="reduction", vjp=(_prod_vjp,), vjp_reads=(0,))
+
+
+@prod_p.def_impl("cpu")
+def _prod_cpu(x, *, axis, keepdims):
+    return np.prod(x, axis=axis, keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
+
+
+def _extremum_weights(out, x, axis, keepdims):
+    """Where x attains the extremum, 1 / (number of ties); 0 elsewhere (PyTorch's amax rule)."""
+    hit = cast(eq(x, _expand_back(out, x, axis, keepdims)), x.dtype)
+    return div(hit, sum_p.bind(hit, axis=axis, keepdims=True))
+
+
+def _extremum(name, np_fn):
+    def vjp(g, out, x, *, axis, keepdims):
+        return mul(_expand_back(g, x, axis, keepdims), _extremum_weights(out, x, axis, keepdims))
+
+    def jvp(ts, out, x, *, axis, keepdims):
+        w = _extremum_weights(out, x, axis, keepdims)
+        return sum_p.bind(mul(ts[0], w), axis=axis, keepdims=keepdims)
+
+    prim = Primitive(name, _reduce_meta(name, lambda d: d, nonempty=True), family="reduction",
+                     vjp=(vjp,), vjp_reads=(0, "out"), jvp=jvp)
+    prim.def_impl("cpu")(lambda x, *, axis, keepdims: np_fn(x, axis=axis, keepdims=keepdims))
+    return prim
+
+
+max_p = _extremum("max", np.max)
+min_p = _extremum("min", np.min)
+
+any_p = Primitive("any", _reduce_meta("any", lambda d: dt.bool_), family="reduction")
+any_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.any(x, axis=axis, keepdims=keepdims))
+all_p = Primitive("all", _reduce_meta("all", lambda d: dt.bool_), family="reduction")
+all_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.all(x, axis=axis, keepdims=keepdims))
+
+
+def _arg_meta(name):
+    def meta(x, *, axis, keepdims):
+        if x.size == 0:
+            raise ValueError(f"{name}: cannot take {name} of an empty array (shape {x.shape})")
+        if axis is None:
+            return ((1,) * x.ndim if keepdims else ()), dt.int64
+        _check_axes(name, x, (axis,))
+        return _reduced_shape(x.shape, (axis,), keepdims), dt.int64
+    return meta
+
+
+argmax_p = Primitive("argmax", _arg_meta("argmax"), family="reduction")
+argmax_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.argmax(x, axis=axis, keepdims=keepdims))
+argmin_p = Primitive("argmin", _arg_meta("argmin"), family="reduction")
+argmin_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.argmin(x, axis=axis, keepdims=keepdims))
+
+
+def _cumsum_meta(x, *, axis):
+    _check_axes("cumsum", x, (axis,))
+    return x.shape, _sum_dtype(x.dtype)
+
+
+def _reverse_cumsum(g, axis):
+    return flip(cumsum_p.bind(flip(g, axis), axis=axis), axis)
+
+
+cumsum_p = Primitive("cumsum", _cumsum_meta, linear=True, family="reduction",
+                     vjp=(lambda g, out, x, *, axis: _reverse_cumsum(g, axis),),
+                     jvp=lambda ts, out, x, *, axis: cumsum_p.bind(ts[0], axis=axis))
+
+
+@cumsum_p.def_impl("cpu")
+def _cumsum_cpu(x, *, axis):
+    if x.ndim == 0:
+        return x.astype(_sum_dtype(dt.from_numpy(x.dtype)).np)
+    return np.cumsum(x, axis=axis, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
+
+
+# ---------------------------------------------------------------------------
+# public functions
+
+
+def _reduce(prim, x, axis, keepdims):
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        from .creation import asarray
+        x = asarray(x)
+    return prim.bind(x, axis=normalize_axes(axis, x.ndim, prim.name), keepdims=bool(keepdims))
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001
+    """Sum over `axis` (all by default); bool/int inputs sum to int64."""
+    out = _reduce(sum_p, x, axis, keepdims)
+    return out if dtype is None else cast(out, dtype)
+
+
+def prod(x, axis=None, keepdims=False):
+    return _reduce(prod_p, x, axis, keepdims)
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    """Maximum over `axis`; ties share the gradient equally."""
+    return _reduce(max_p, x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce(min_p, x, axis, keepdims)
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce(any_p, x, axis, keepdims)
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001
+    return _reduce(all_p, x, axis, keepdims)
+
+
+def _arg(prim, x, axis, keepdims):
+    if axis is not None:
+        axis = normalize_axis(axis, x.ndim, prim.name)
+    return prim.bind(x, axis=axis, keepdims=bool(keepdims))
+
+
+def argmax(x, axis=None, keepdims=False):
+    """Index of the first maximum along `axis` (of the flattened array when None)."""
+    return _arg(argmax_p, x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    return _arg(argmin_p, x, axis, keepdims)
+
+
+def cumsum(x, axis=None):
+    """Cumulative sum along `axis` (of the flattened array when None)."""
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    return cumsum_p.bind(x, axis=normalize_axis(axis, x.ndim, "cumsum"))
+
+
+amax, amin = max, min
+_family.provide(sum_p=sum_p)

@@ -1,0 +1,569 @@
+"""Shape and view primitives: reshape, broadcast_to, transpose, squeeze,
+expand_dims, concatenate, pad, slice / slice_scatter, flip, and the two view
+primitives the eager layer lowers every view and in-place write to:
+as_strided and as_strided_scatter (strides and offset in elements of the
+base's row-major layout).
+"""
+import builtins
+
+import numpy as np
+
+from ..primitive import Primitive
+from . import _family
+from ._family import normalize_axes, normalize_axis, sum_to_shape
+
+_as_strided_np = np.lib.stride_tricks.as_strided
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _operand(x):
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        x = _family.asarray(x)
+    return x
+
+
+# ---------------------------------------------------------------------------
+# reshape
+
+
+def _reshape_meta(x, *, shape):
+    if _prod(shape) != x.size:
+        raise ValueError(f"reshape: cannot reshape array of shape {x.shape} (size {x.size}) into shape {shape}")
+    return shape, x.dtype
+
+
+reshape_p = Primitive("reshape", _reshape_meta, linear=True, family="shape",
+                      vjp=(lambda g, out, x, *, shape: reshape_p.bind(g, shape=x.shape),),
+                      jvp=lambda ts, out, x, *, shape: reshape_p.bind(ts[0], shape=shape))
+reshape_p.def_impl("cpu")(lambda x, *, shape: np.reshape(x, shape))
+
+
+def _resolve_shape(shape, size, name="reshape"):
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"{name}: only one dimension can be -1, got {shape}")
+    if builtins.any(s < -1 for s in shape):
+        raise ValueError(f"{name}: invalid shape {shape}")
+    if unknown:
+        known = _prod(s for s in shape if s != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"{name}: cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    return shape
+
+
+def reshape(x, shape):
+    """x with a new shape of the same size (one dimension may be -1)."""
+    x = _operand(x)
+    shape = _resolve_shape(shape, x.size)
+    if shape == x.shape:
+        return x
+    return reshape_p.bind(x, shape=shape)
+
+
+# ---------------------------------------------------------------------------
+# broadcast_to
+
+
+def _broadcast_to_meta(x, *, shape):
+    lead = len(shape) - x.ndim
+    if lead < 0 or builtins.any(s != 1 and s != shape[i + lead] for i, s in enumerate(x.shape)):
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
+    return shape, x.dtype
+
+
+broadcast_to_p = Primitive("broadcast_to", _broadcast_to_meta, linear=True, family="shape",
+                           vjp=(lambda g, out, x, *, shape: sum_to_shape(g, x.shape),),
+                           jvp=lambda ts, out, x, *, shape: broadcast_to_p.bind(ts[0], shape=shape))
+broadcast_to_p.def_impl("cpu")(lambda x, *, shape: np.broadcast_to(x, shape))
+
+
+def broadcast_to(x, shape):
+    """x broadcast to `shape` (NumPy rules)."""
+    x = _operand(x)
+    shape = tuple(int(s) for s in shape)
+    if shape == x.shape:
+        return x
+    return broadcast_to_p.bind(x, shape=shape)
+
+
+def broadcast_arrays(*xs):
+    shape = _family.broadcast_shapes("broadcast_arrays", *[x.shape for x in xs])
+    return [broadcast_to(x, shape) for x in xs]
+
+
+# ---------------------------------------------------------------------------
+# transpose
+
+
+def _transpose_meta(x, *, perm):
+    if sorted(perm) != list(range(x.ndim)):
+        raise ValueError(f"transpose: axes {perm} are not a permutation of {x.ndim} dimensions")
+    return tuple(x.shape[p] for p in perm), x.dtype
+
+
+def _inverse_perm(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+transpose_p = Primitive("transpose", _transpose_meta, linear=True, family="shape",
+                        vjp=(lambda g, out, x, *, perm: transpose_p.bind(g, perm=_inverse_perm(perm)),),
+                        jvp=lambda ts, out, x, *, perm: transpose_p.bind(ts[0], perm=perm))
+transpose_p.def_impl("cpu")(lambda x, *, perm: np.transpose(x, perm))
+
+
+def transpose(x, axes=None):
+    """x with its axes permuted (reversed when axes is None)."""
+    x = _operand(x)
+    if axes is None:
+        axes = tuple(range(x.ndim))[::-1]
+    if len(axes) != x.ndim:
+        raise ValueError(f"transpose: axes {tuple(axes)} do not match an array of {x.ndim} dimensions")
+    perm = tuple(normalize_axis(a, x.ndim, "transpose") for a in axes)
+    if perm == tuple(range(x.ndim)):
+        return x
+    return transpose_p.bind(x, perm=perm)
+
+
+permute_dims = transpose
+
+
+def swapaxes(x, a, b):
+    perm = list(range(x.ndim))
+    a, b = normalize_axis(a, x.ndim, "swapaxes"), normalize_axis(b, x.ndim, "swapaxes")
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def moveaxis(x, source, destination):
+    src = normalize_axis(source, x.ndim, "moveaxis")
+    dst = normalize_axis(destination, x.ndim, "moveaxis")
+    perm = [i for i in range(x.ndim) if i != src]
+    perm.insert(dst, src)
+    return transpose(x, perm)
+
+
+# ---------------------------------------------------------------------------
+# squeeze / expand_dims
+
+
+def _squeeze_meta(x, *, axis):
+    for a in axis:
+        if not 0 <= a < x.ndim:
+            raise IndexError(f"squeeze: axis {a} is out of range for an array of {x.ndim} dimensions")
+        if x.shape[a] != 1:
+            raise ValueError(f"squeeze: cannot squeeze axis {a} of size {x.shape[a]} (shape {x.shape})")
+    return tuple(s for i, s in enumerate(x.shape) if i not in axis), x.dtype
+
+
+squeeze_p = Primitive("squeeze", _squeeze_meta, linear=True, family="shape",
+                      vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),),
+                      jvp=lambda ts, out, x, *, axis: squeeze_p.bind(ts[0], axis=axis))
+squeeze_p.def_impl("cpu")(lambda x, *, axis: np.squeeze(x, axis))
+
+
+def squeeze(x, axis=None):
+    """x without the given size-1 axes (all size-1 axes when None)."""
+    x = _operand(x)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(x.shape) if s == 1)
+    else:
+        axes = normalize_axes(axis, x.ndim, "squeeze")
+    if not axes:
+        return x
+    return squeeze_p.bind(x, axis=axes)
+
+
+def _expand_dims_meta(x, *, axis):
+    nd = x.ndim + len(axis)
+    shape = list(x.shape)
+    for a in axis:
+        if not 0 <= a < nd:
+            raise IndexError(f"expand_dims: axis {a} is out of range for the result's {nd} dimensions")
+        shape.insert(a, 1)
+    return tuple(shape), x.dtype
+
+
+expand_dims_p = Primitive("expand_dims", _expand_dims_meta, linear=True, family="shape",
+                          vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),),
+                          jvp=lambda ts, out, x, *, axis: expand_dims_p.bind(ts[0], axis=axis))
+expand_dims_p.def_impl("cpu")(lambda x, *, axis: np.expand_dims(x, axis))
+
+
+def expand_dims(x, axis):
+    """x with new size-1 axes at the given positions of the result."""
+    x = _operand(x)
+    if isinstance(axis, (int, np.integer)):
+        axis = (axis,)
+    nd = x.ndim + len(axis)
+    return expand_dims_p.bind(x, axis=normalize_axes(axis, nd, "expand_dims"))
+
+
+# ---------------------------------------------------------------------------
+# concatenate
+
+
+def _concatenate_meta(*xs, axis):
+    if not xs:
+        raise ValueError("concatenate: expected at least one array")
+    d = _family.same_dtype("concatenate", *xs)
+    first = xs[0].shape
+    if not 0 <= axis < len(first):
+        raise IndexError(f"concatenate: axis {axis} is out of range for arrays of {len(first)} dimensions")
+    for x in xs[1:]:
+        if len(x.shape) != len(first) or builtins.any(
+                a != b for i, (a, b) in enumerate(zip(first, x.shape)) if i != axis):
+            raise ValueError(f"concatenate: shapes {first} and {x.shape} differ outside axis {axis}")
+    size = builtins.sum(x.shape[axis] for x in xs)
+    return first[:axis] + (size,) + first[axis + 1:], d
+
+
+def _concat_part(i):
+    def vjp(g, out, *xs, axis):
+        start = builtins.sum(x.shape[axis] for x in xs[:i])
+        return slice_axis(g, axis, start, start + xs[i].shape[axis])
+    return vjp
+
+
+class _ConcatRules(tuple):
+    """One VJP rule per input of a variadic primitive, built on demand."""
+
+    def __getitem__(self, i):
+        return _concat_part(i)
+
+    def __len__(self):
+        return 1 << 30
+
+
+def _concatenate_jvp(ts, out, *xs, axis):
+    ts = [_zeros_aval(x) if t is None else t for t, x in zip(ts, xs)]
+    return concatenate_p.bind(*ts, axis=axis)
+
+
+concatenate_p = Primitive("concatenate", _concatenate_meta, linear=True, family="shape",
+                          vjp=_ConcatRules(), jvp=_concatenate_jvp)
+concatenate_p.def_impl("cpu")(lambda *xs, axis: np.concatenate(xs, axis=axis))
+
+
+def concatenate(arrays, axis=0):
+    """Join arrays along an existing axis (dtypes promoted)."""
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("concatenate: expected at least one array")
+    arrays = _family.promote("concatenate", *arrays)
+    if arrays[0].ndim == 0:
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    axis = normalize_axis(axis, arrays[0].ndim, "concatenate")
+    if len(arrays) == 1:
+        return arrays[0]
+    return concatenate_p.bind(*arrays, axis=axis)
+
+
+def stack(arrays, axis=0):
+    """Join arrays along a new axis."""
+    arrays = [_operand(a) for a in arrays]
+    if not arrays:
+        raise ValueError("stack: expected at least one array")
+    shape = arrays[0].shape
+    for a in arrays[1:]:
+        if a.shape != shape:
+            raise ValueError(f"stack: all arrays must have the same shape, got {shape} and {a.shape}")
+    axis = normalize_axis(axis, len(shape) + 1, "stack")
+    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+def _zeros_aval(x):
+    from ..autodiff import zeros_like_aval
+    return zeros_like_aval(x)
+
+
+# ---------------------------------------------------------------------------
+# pad (constant value)
+
+
+def _pad_meta(x, *, pad_width, value):
+    if len(pad_width) != x.ndim:
+        raise ValueError(f"pad: pad_width has {len(pad_width)} entries for an array of {x.ndim} dimensions")
+    shape = []
+    for s, (lo, hi) in zip(x.shape, pad_width):
+        if s + lo + hi < 0:
+            raise ValueError(f"pad: padding {(lo, hi)} makes a negative size from {s}")
+        shape.append(s + lo + hi)
+    return tuple(shape), x.dtype
+
+
+def _unpad(g, pad_width):
+    for axis, (lo, hi) in enumerate(pad_width):
+        if lo or hi:
+            g = slice_axis(g, axis, lo, g.shape[axis] - hi)
+    return g
+
+
+pad_p = Primitive("pad", _pad_meta, linear=True, family="shape",
+                  vjp=(lambda g, out, x, *, pad_width, value: _unpad(g, pad_width),),
+                  jvp=lambda ts, out, x, *, pad_width, value: pad_p.bind(ts[0], pad_width=pad_width, value=0))
+
+
+@pad_p.def_impl("cpu")
+def _pad_cpu(x, *, pad_width, value):
+    if builtins.any(lo < 0 or hi < 0 for lo, hi in pad_width):
+        crop = tuple(slice(-lo if lo < 0 else 0, (s + hi) if hi < 0 else s) for s, (lo, hi) in zip(x.shape, pad_width))
+        x = x[crop]
+        pad_width = tuple((builtins.max(lo, 0), builtins.max(hi, 0)) for lo, hi in pad_width)
+    return np.pad(x, pad_width, mode="constant", constant_values=value)
+
+
+def pad(x, pad_width, value=0):
+    """x padded with a constant: pad_width is ((lo, hi), ...) per axis, or one int / pair for all."""
+    x = _operand(x)
+    if isinstance(pad_width, (int, np.integer)):
+        pad_width = ((pad_width, pad_width),) * x.ndim
+    pad_width = tuple(pad_width)
+    if len(pad_width) == 2 and builtins.all(isinstance(p, (int, np.integer)) for p in pad_width):
+        pad_width = (tuple(pad_width),) * x.ndim
+    pad_width = tuple((int(lo), int(hi)) for lo, hi in pad_width)
+    return pad_p.bind(x, pad_width=pad_width, value=value)
+
+
+# ---------------------------------------------------------------------------
+# static slices with positive steps; negative steps are a flip of a positive slice
+
+
+def _slice_shape(shape, starts, stops, steps, name):
+    if not (len(starts) == len(stops) == len(steps) == len(shape)):
+        raise ValueError(f"{name}: expected {len(shape)} starts/stops/steps for shape {shape}")
+    out = []
+    for s, a, b, c in zip(shape, starts, stops, steps):
+        if c <= 0:
+            raise ValueError(f"{name}: steps must be positive, got {c}")
+        if not 0 <= a <= s or not a <= b <= s:
+            raise IndexError(f"{name}: slice {a}:{b} is out of range for a dimension of size {s}")
+        out.append(len(range(a, b, c)))
+    return tuple(out)
+
+
+def _slice_meta(x, *, starts, stops, steps):
+    return _slice_shape(x.shape, starts, stops, steps, "slice"), x.dtype
+
+
+def _slices(starts, stops, steps):
+    return tuple(slice(a, b, c) for a, b, c in zip(starts, stops, steps))
+
+
+def _slice_vjp(g, out, x, *, starts, stops, steps):
+    return slice_scatter_p.bind(_zeros_aval(x), g, starts=starts, stops=stops, steps=steps)
+
+
+slice_p = Primitive("slice", _slice_meta, linear=True, family="shape", vjp=(_slice_vjp,),
+                    jvp=lambda ts, out, x, **p: slice_p.bind(ts[0], **p))
+slice_p.def_impl("cpu")(lambda x, *, starts, stops, steps: x[_slices(starts, stops, steps)])
+
+
+def _slice_scatter_meta(x, src, *, starts, stops, steps):
+    shape = _slice_shape(x.shape, starts, stops, steps, "slice_scatter")
+    if src.shape != shape:
+        raise ValueError(f"slice_scatter: source shape {src.shape} does not match the slice shape {shape}")
+    _family.same_dtype("slice_scatter", x, src)
+    return x.shape, x.dtype
+
+
+def _slice_scatter_jvp(ts, out, x, src, **p):
+    tx = _zeros_aval(x) if ts[0] is None else ts[0]
+    ts_ = _zeros_aval(src) if ts[1] is None else ts[1]
+    return slice_scatter_p.bind(tx, ts_, **p)
+
+
+slice_scatter_p = Primitive(
+    "slice_scatter", _slice_scatter_meta, linear=True, family="shape", jvp=_slice_scatter_jvp,
+    vjp=(lambda g, out, x, src, **p: slice_scatter_p.bind(g, _zeros_aval(src), **p),
+         lambda g, out, x, src, **p: slice_p.bind(g, **p)))
+
+
+@slice_scatter_p.def_impl("cpu")
+def _slice_scatter_cpu(x, src, *, starts, stops, steps):
+    out = np.array(x, copy=True)
+    out[_slices(starts, stops, steps)] = src
+    return out
+
+
+def slice_axis(x, axis, start, stop, step=1):
+    """x[..., start:stop:step, ...] along one axis (python slice semantics, any step)."""
+    x = _operand(x)
+    axis = normalize_axis(axis, x.ndim, "slice")
+    idx = [slice(None)] * x.ndim
+    idx[axis] = slice(start, stop, step)
+    return static_slice(x, tuple(idx))
+
+
+def static_slice(x, slices):
+    """x[slices] for a tuple of python slices, one per leading axis (any steps)."""
+    starts, stops, steps, flips = [], [], [], []
+    for axis, size in enumerate(x.shape):
+        sl = slices[axis] if axis < len(slices) else slice(None)
+        a, b, c = sl.indices(size)
+        if c < 0:
+            # positions a, a+c, ... > b: take them ascending, then flip
+            n = len(range(a, b, c))
+            last = a + (n - 1) * c if n else 0
+            a, b, c = (last, a + 1, -c) if n else (0, 0, 1)
+            flips.append(axis)
+        elif b < a:
+            b = a
+        starts.append(a)
+        stops.append(b)
+        steps.append(c)
+    if tuple(starts) != (0,) * x.ndim or tuple(stops) != x.shape or builtins.any(c != 1 for c in steps):
+        x = slice_p.bind(x, starts=tuple(starts), stops=tuple(stops), steps=tuple(steps))
+    if flips:
+        x = flip(x, tuple(flips))
+    return x
+
+
+# ---------------------------------------------------------------------------
+# flip
+
+
+def _flip_meta(x, *, axis):
+    for a in axis:
+        if not 0 <= a < x.ndim:
+            raise IndexError(f"flip: axis {a} is out of range for an array of {x.ndim} dimensions")
+    return x.shape, x.dtype
+
+
+flip_p = Primitive("flip", _flip_meta, linear=True, family="shape",
+                   vjp=(lambda g, out, x, *, axis: flip_p.bind(g, axis=axis),),
+                   jvp=lambda ts, out, x, *, axis: flip_p.bind(ts[0], axis=axis))
+flip_p.def_impl("cpu")(lambda x, *, axis: np.flip(x, axis))
+
+
+def flip(x, axis=None):
+    """x reversed along `axis` (all axes when None)."""
+    x = _operand(x)
+    axes = normalize_axes(axis, x.ndim, "flip")
+    if not axes:
+        return x
+    return flip_p.bind(x, axis=axes)
+
+
+# ---------------------------------------------------------------------------
+# as_strided / as_strided_scatter: views into the row-major layout of a base
+
+
+def _check_strided(name, base, shape, strides, offset):
+    if len(shape) != len(strides):
+        raise ValueError(f"{name}: shape {shape} and strides {strides} have different lengths")
+    if builtins.any(s < 0 for s in shape) or builtins.any(st < 0 for st in strides) or offset < 0:
+        raise ValueError(f"{name}: shape, strides and offset must be non-negative, got {shape}, {strides}, {offset}")
+    if _prod(shape) == 0:
+        return
+    last = offset + builtins.sum((s - 1) * st for s, st in zip(shape, strides))
+    if last >= base.size:
+        raise ValueError(
+            f"{name}: view (shape {shape}, strides {strides}, offset {offset}) reaches element {last} "
+            f"of a base with only {base.size} elements")
+
+
+def _as_strided_meta(base, *, shape, strides, offset):
+    _check_strided("as_strided", base, shape, strides, offset)
+    return shape, base.dtype
+
+
+def _flat_view(flat, shape, strides, offset):
+    item = flat.itemsize
+    return _as_strided_np(flat[offset:], shape, tuple(st * item for st in strides), writeable=False)
+
+
+def _strided_positions(base, shape, strides, offset):
+    """The flat base position of every view element, as a constant int64 array."""
+    from .creation import arange
+    return as_strided_p.bind(arange(base.size, device=base.device), shape=shape, strides=strides, offset=offset)
+
+
+def _as_strided_vjp(g, out, base, *, shape, strides, offset):
+    # overlapping views (stride 0) send several view elements to one base element: sum them
+    from .indexing import index_add
+    pos = reshape(_strided_positions(base, shape, strides, offset), (-1,))
+    flat = index_add(reshape(_zeros_aval(base), (-1,)), pos, reshape(g, (-1,)), axis=0)
+    return reshape(flat, base.shape)
+
+
+as_strided_p = Primitive("as_strided", _as_strided_meta, linear=True, family="shape",
+                         vjp=(_as_strided_vjp,),
+                         jvp=lambda ts, out, base, **p: as_strided_p.bind(ts[0], **p))
+
+
+@as_strided_p.def_impl("cpu")
+def _as_strided_cpu(base, *, shape, strides, offset):
+    return _flat_view(np.ascontiguousarray(base).reshape(-1), shape, strides, offset)
+
+
+def _as_strided_scatter_meta(base, src, *, shape, strides, offset):
+    _check_strided("as_strided_scatter", base, shape, strides, offset)
+    if src.shape != shape:
+        raise ValueError(f"as_strided_scatter: source shape {src.shape} does not match the view shape {shape}")
+    _family.same_dtype("as_strided_scatter", base, src)
+    return base.shape, base.dtype
+
+
+def _as_strided_scatter_jvp(ts, out, base, src, **p):
+    tb = _zeros_aval(base) if ts[0] is None else ts[0]
+    tsrc = _zeros_aval(src) if ts[1] is None else ts[1]
+    return as_strided_scatter_p.bind(tb, tsrc, **p)
+
+
+as_strided_scatter_p = Primitive(
+    "as_strided_scatter", _as_strided_scatter_meta, linear=True, family="shape",
+    jvp=_as_strided_scatter_jvp,
+    vjp=(lambda g, out, base, src, **p: as_strided_scatter_p.bind(g, _zeros_aval(src), **p),
+         lambda g, out, base, src, **p: as_strided_p.bind(g, **p)))
+
+
+@as_strided_scatter_p.def_impl("cpu")
+def _as_strided_scatter_cpu(base, src, *, shape, strides, offset):
+    # The one place a buffer is written: a fresh copy of the base that nobody else holds.
+    out = np.array(base, copy=True, order="C")
+    flat = out.reshape(-1)
+    item = flat.itemsize
+    view = _as_strided_np(flat[offset:], shape, tuple(st * item for st in strides))
+    view[...] = src
+    return out
+
+
+def as_strided(base, shape, strides, offset=0):
+    """A view of base's row-major elements: element i is at offset + sum(i_k * strides_k)."""
+    base = _operand(base)
+    return as_strided_p.bind(base, shape=tuple(int(s) for s in shape),
+                             strides=tuple(int(s) for s in strides), offset=int(offset))
+
+
+def as_strided_scatter(base, src, shape, strides, offset=0):
+    """A new base equal to `base` with the view (shape, strides, offset) replaced by src."""
+    base = _operand(base)
+    src = _operand(src)
+    if src.dtype is not base.dtype:
+        src = _family.cast(src, base.dtype)
+    shape = tuple(int(s) for s in shape)
+    if src.shape != shape:
+        src = broadcast_to(src, shape)
+    return as_strided_scatter_p.bind(base, src, shape=shape, strides=tuple(int(s) for s in strides),
+                                     offset=int(offset))
+
+
+def ravel(x):
+    return reshape(x, (-1,))
+
+
+_family.provide(reshape=reshape, broadcast_to=broadcast_to)

@@ -1,0 +1,230 @@
+"""Primitive, bind, the registry and the stack of active transforms.
+
+A Primitive holds everything about one operation: its meta rule (avals in ->
+avals out, raising the clear error for bad input), one VJP rule per input
+(written with core ops only), an optional JVP rule, and a lowering per backend.
+
+`bind(prim, *arrays, **params)` is the one way to run a primitive:
+  * plain Arrays: check the meta rule (cached per primitive, avals and params),
+    then run the lowering for the arrays' device (meta: the meta rule alone);
+  * values that define `__mt_bind__` (the eager Tensor) take the call over;
+  * tracers: the innermost (highest-level) active transform processes it.
+"""
+import numpy as np
+
+from . import array as _array
+from .array import Array, ArrayBase
+from .devices import meta as _meta_device
+
+_REGISTRY = {}
+
+
+class Primitive:
+    """One operation. See the module docstring; rules are attached by family builders."""
+
+    __slots__ = ("name", "meta", "impls", "vjp", "vjp_reads", "jvp", "batch",
+                 "multiple_results", "_cache", "linear", "family", "__weakref__")
+
+    def __init__(self, name, meta, *, vjp=None, vjp_reads=(), jvp=None,
+                 multiple_results=False, linear=False, family=None):
+        if name in _REGISTRY:
+            raise ValueError(f"primitive '{name}' is declared twice")
+        self.name = name
+        self.meta = meta
+        self.impls = {}
+        # vjp: tuple with one rule per positional input, each `rule(g, out, *args, **params)`
+        # returning the cotangent for that input (or None); None entries mean "no gradient".
+        # A rule may be the string "nondiff" for the whole primitive.
+        self.vjp = vjp
+        # what the VJP rules read: a tuple of input indices and/or "out"; the eager tape saves exactly these
+        self.vjp_reads = vjp_reads
+        self.jvp = jvp  # jvp(tangents, out, *args, **params) -> output tangent(s); None: derived from the VJP
+        self.batch = None
+        self.multiple_results = multiple_results
+        self.linear = linear
+        self.family = family
+        self._cache = {}
+        _REGISTRY[name] = self
+
+    def def_impl(self, device_type):
+        """Decorator: register the lowering of this primitive for a device type."""
+        def register(fn):
+            self.impls[device_type] = fn
+            return fn
+        return register
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+    def bind(self, *args, **params):
+        for a in args:
+            if type(a) is not Array:
+                return _bind_general(self, args, params)
+        return self.eval(args, params)
+
+    def abstract_eval(self, args, params):
+        """Output avals ((shape, dtype) or a tuple of them), from the cache or the meta rule."""
+        key = [self]
+        for a in args:
+            key.append(a.shape)
+            key.append(a.dtype)
+        if params:
+            key.append(tuple(params.items()))
+        key = tuple(key)
+        try:
+            return self._cache[key]
+        except KeyError:
+            pass
+        except TypeError:
+            bad = [k for k, v in params.items() if not _hashable(v)]
+            raise TypeError(f"{self.name}: static params must be hashable (use tuples, not lists): {bad}") from None
+        out = self.meta(*args, **params)
+        if len(self._cache) < 4096:
+            self._cache[key] = out
+        return out
+
+    def eval(self, args, params):
+        """Run on plain Arrays: meta rule, then the lowering for their device."""
+        out = self.abstract_eval(args, params)
+        device = args[0].device if args else params.get("device")
+        for a in args:
+            if a.device is not device:
+                raise RuntimeError(
+                    f"{self.name}: expected all arrays on the same device, got {device} and {a.device}")
+        if device is _meta_device:
+            if self.multiple_results:
+                return tuple(_array.make(None, s, d, device) for s, d in out)
+            return _array.make(None, out[0], out[1], device)
+        try:
+            impl = self.impls[device.type]
+        except KeyError:
+            raise NotImplementedError(f"{self.name} has no lowering for device '{device}'") from None
+        res = impl(*[a._buf for a in args], **params)
+        if self.multiple_results:
+            return tuple(_wrap(r, s, d, device) for r, (s, d) in zip(res, out))
+        return _wrap(res, out[0], out[1], device)
+
+
+def _wrap(buf, shape, dtype, device):
+    if type(buf) is not np.ndarray:
+        buf = np.asarray(buf)
+    if buf.dtype is not dtype.np and buf.dtype != dtype.np:
+        buf = buf.astype(dtype.np)
+    if buf.shape != shape:
+        raise AssertionError(f"lowering produced shape {buf.shape}, meta rule says {shape}")
+    return _array.make(buf, shape, dtype, device)
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+def bind(prim, *args, **params):
+    """Run primitive `prim` on `args` (see module docstring)."""
+    return prim.bind(*args, **params)
+
+
+def primitives():
+    """All declared primitives, by name."""
+    return dict(_REGISTRY)
+
+
+# ---------------------------------------------------------------------------
+# transform stack and tracers
+
+
+class MainTrace:
+    """One active transform: its level in the stack and its interpreter."""
+
+    __slots__ = ("level", "trace")
+
+    def __init__(self, level, trace):
+        self.level = level
+        self.trace = trace
+
+
+_STACK = []
+
+
+class new_main:
+    """Context manager pushing a transform interpreter at the next level."""
+
+    __slots__ = ("trace_type", "main", "payload")
+
+    def __init__(self, trace_type, payload=None):
+        self.trace_type = trace_type
+        self.payload = payload
+
+    def __enter__(self):
+        main = MainTrace(len(_STACK), None)
+        main.trace = self.trace_type(main, self.payload)
+        _STACK.append(main)
+        self.main = main
+        return main
+
+    def __exit__(self, *exc):
+        popped = _STACK.pop()
+        assert popped is self.main, "transform stack corrupted"
+        popped.trace.finished = True
+        return False
+
+
+class Trace:
+    """An interpreter for binds on its own tracers."""
+
+    __slots__ = ("main", "payload", "finished")
+
+    def __init__(self, main, payload):
+        self.main = main
+        self.payload = payload
+        self.finished = False
+
+    def process(self, prim, args, params):
+        raise NotImplementedError
+
+
+class Tracer(ArrayBase):
+    """A value flowing through a transform. Subclasses define `aval_source`."""
+
+    __slots__ = ("_main",)
+
+    @property
+    def shape(self):
+        return self.aval_source().shape
+
+    @property
+    def dtype(self):
+        return self.aval_source().dtype
+
+    @property
+    def device(self):
+        return self.aval_source().device
+
+    def __bool__(self):
+        raise TypeError(
+            "the truth value of a traced array is not known while tracing a transform; "
+            "use core.where for data-dependent choices")
+
+    def __repr__(self):
+        return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype.name}, level={self._main.level})"
+
+
+def _bind_general(prim, args, params):
+    top = None
+    for a in args:
+        hook = getattr(type(a), "__mt_bind__", None)
+        if hook is not None:
+            return hook(prim, args, params)
+        if isinstance(a, Tracer):
+            if top is None or a._main.level > top.level:
+                top = a._main
+        elif type(a) is not Array:
+            raise TypeError(f"{prim.name}: expected arrays as positional arguments, got {type(a).__name__}")
+    if top is None:
+        return prim.eval(args, params)
+    return top.trace.process(prim, args, params)
+
