@@ -19,8 +19,9 @@ from . import backends as _backends  # noqa: F401  (registers cpu and, where pre
 
 def _export_ops():
     g = globals()
+    # random stays in its own namespace (core.random.split is not an array split), as in jax.random
     for mod in (ops.elementwise, ops.shape, ops.reduction, ops.creation, ops.indexing, ops.linalg,
-                ops.composite, *ops.extra_modules()):
+                ops.composite, *[m for m in ops.extra_modules() if m.__name__ != ops.__name__ + ".random"]):
         for name, val in vars(mod).items():
             if name.startswith("_") or name in g:
                 continue
@@ -29,3 +30,4 @@ def _export_ops():
 
 
 _export_ops()
+from .ops import random  # noqa: E402,F401  (functional random with explicit keys)

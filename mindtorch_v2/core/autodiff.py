@@ -16,6 +16,7 @@ pullback walks nodes in reverse creation order:
     pullback(1.0): ct[n2] = 1 -> exp's rule gives g * out -> ct[n1]
                    -> mul's rules give ct_x = g * w, ct_w = g * x
 """
+import heapq
 import itertools
 
 import numpy as np
@@ -189,31 +190,24 @@ class VJPTrace(Trace):
 
 
 def backpropagate(main, out_tracers, cts, n_inputs):
-    """Run the tape of `main` backwards from (tracer, cotangent) pairs; return input cotangents."""
+    """Run the tape of `main` backwards from (tracer, cotangent) pairs; return input cotangents.
+
+    Nodes are visited in decreasing creation order (a topological order of the tape),
+    each once all the cotangents flowing into it have been summed.
+    """
     grads = [None] * n_inputs
-    ct = {}
+    ct = {}       # node seq -> summed cotangent (a list for multiple-results nodes)
+    pending = []  # heap of -seq of nodes holding a cotangent
     nodes = {}
-    stack = []
     for t, g in zip(out_tracers, cts):
-        if g is None or not (type(t) is VJPTracer and t._main is main):
-            continue
-        _accumulate(t, g, ct, grads, nodes, stack)
-    # collect every reachable node, then run them in reverse creation order (a topological order)
-    while stack:
-        node = stack.pop()
-        for a in node.args:
-            if type(a) is VJPTracer and a._main is main and type(a.node) is Node and a.node.seq not in nodes:
-                nodes[a.node.seq] = a.node
-                stack.append(a.node)
-    for seq in sorted(nodes, reverse=True):
-        node = nodes[seq]
-        g = ct.pop(seq, None)
-        if g is None:
-            continue
+        if g is not None and type(t) is VJPTracer and t._main is main:
+            _accumulate(t, g, ct, grads, nodes, pending)
+    while pending:
+        seq = -heapq.heappop(pending)
+        node = nodes.pop(seq)
+        g = ct.pop(seq)
         prim = node.prim
         if prim.multiple_results:
-            if all(x is None for x in g):
-                continue
             g = tuple(zeros_like_aval(o) if x is None else x for x, o in zip(g, node.out))
         rules = prim.vjp
         for i, a in enumerate(node.args):
@@ -223,26 +217,29 @@ def backpropagate(main, out_tracers, cts, n_inputs):
                     continue
                 gi = rule(g, node.out, *node.primals, **node.params)
                 if gi is not None:
-                    _accumulate(a, gi, ct, grads, nodes, None)
+                    _accumulate(a, gi, ct, grads, nodes, pending)
     return grads
 
 
-def _accumulate(t, g, ct, grads, nodes, stack):
+def _accumulate(t, g, ct, grads, nodes, pending):
     node = t.node
     if type(node) is int:
-        grads[node] = _add_ct(grads[node], g)
+        grads[node] = g if grads[node] is None else _ops["add"](grads[node], g)
         return
     seq = node.seq
+    if seq not in nodes:
+        nodes[seq] = node
+        heapq.heappush(pending, -seq)
+        if node.prim.multiple_results:
+            ct[seq] = [None] * len(node.out)
+        else:
+            ct[seq] = g
+            return
     if node.prim.multiple_results:
-        cur = ct.get(seq)
-        if cur is None:
-            cur = ct[seq] = [None] * len(node.out)
+        cur = ct[seq]
         cur[t.index] = _add_ct(cur[t.index], g)
     else:
-        ct[seq] = _add_ct(ct.get(seq), g)
-    if stack is not None and seq not in nodes:
-        nodes[seq] = node
-        stack.append(node)
+        ct[seq] = _ops["add"](ct[seq], g)
 
 
 # ---------------------------------------------------------------------------

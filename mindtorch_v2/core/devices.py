@@ -7,13 +7,34 @@ backend. `meta` has no backend at all: every op on meta runs its meta rule only.
 
 
 class Device:
-    """A device, interned by type: `device("cpu") is device("cpu")`."""
+    """A device, interned: `Device("cpu") is Device("cpu") is device("cpu")` (also torch.device)."""
 
     __slots__ = ("type", "index")
 
-    def __init__(self, type_, index=None):
-        self.type = type_
-        self.index = index
+    def __new__(cls, spec, index=None):
+        if type(spec) is Device:
+            return spec
+        if index is not None:
+            spec = f"{spec}:{int(index)}"
+        return device(spec)
+
+    @classmethod
+    def _create(cls, type_, index):
+        d = object.__new__(cls)
+        d.type = type_
+        d.index = index
+        return d
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except (RuntimeError, TypeError):
+                return False
+        return self is other
+
+    def __hash__(self):
+        return hash((self.type, self.index))
 
     def __repr__(self):
         return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
@@ -46,7 +67,7 @@ def device(spec):
         raise RuntimeError(f"unknown device type '{type_}'; expected one of {', '.join(KNOWN_TYPES)}")
     if index and not index.isdigit():
         raise RuntimeError(f"invalid device string '{spec}'")
-    d = _DEVICES[spec] = Device(type_, int(index) if index else None)
+    d = _DEVICES[spec] = Device._create(type_, int(index) if index else None)
     return d
 
 

@@ -29,15 +29,17 @@ def _install():
     B.__neg__ = lambda a: o.neg(a)
     B.__pos__ = lambda a: a
     B.__abs__ = lambda a: o.abs(a)
-    B.__invert__ = lambda a: o.logical_not(a)
-    B.__and__ = lambda a, b: o.logical_and(a, b)
-    B.__rand__ = lambda a, b: o.logical_and(b, a)
-    B.__or__ = lambda a, b: o.logical_or(a, b)
-    B.__ror__ = lambda a, b: o.logical_or(b, a)
-    B.__xor__ = lambda a, b: o.logical_xor(a, b)
-    B.__rxor__ = lambda a, b: o.logical_xor(b, a)
-    B.__eq__ = lambda a, b: o.eq(a, b)
-    B.__ne__ = lambda a, b: o.ne(a, b)
+    # torch and jax.numpy: `~ & | ^` are bitwise (logical on bool, a TypeError on floats)
+    B.__invert__ = lambda a: o.bitwise_not(a)
+    B.__and__ = lambda a, b: o.bitwise_and(a, b)
+    B.__rand__ = lambda a, b: o.bitwise_and(b, a)
+    B.__or__ = lambda a, b: o.bitwise_or(a, b)
+    B.__ror__ = lambda a, b: o.bitwise_or(b, a)
+    B.__xor__ = lambda a, b: o.bitwise_xor(a, b)
+    B.__rxor__ = lambda a, b: o.bitwise_xor(b, a)
+    # `x == None` is False (and `!=` True), as for torch tensors, instead of a TypeError
+    B.__eq__ = lambda a, b: o.eq(a, b) if b is not None else False
+    B.__ne__ = lambda a, b: o.ne(a, b) if b is not None else True
     B.__lt__ = lambda a, b: o.lt(a, b)
     B.__le__ = lambda a, b: o.le(a, b)
     B.__gt__ = lambda a, b: o.gt(a, b)

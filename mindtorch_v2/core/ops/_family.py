@@ -17,11 +17,31 @@ ONE = "one"        # partial derivative sentinels: d/dx = 1, d/dx = -1
 NEG_ONE = "neg_one"
 
 
+_SCALARS = {}
+
+
 def scalar_array(value, dtype, device):
-    """A 0-d constant on `device` (meta: no buffer)."""
+    """A 0-d constant on `device` (meta: no buffer); cached, since arrays are immutable."""
+    key = (type(value), value, dtype, device)
+    if not value and type(value) is float:  # 0.0 == -0.0 as keys, but x * -0.0 must keep its sign
+        key = (float, str(value), dtype, device)
+    try:
+        return _SCALARS[key]
+    except (KeyError, TypeError):
+        pass
     if device.type == "meta":
-        return _array.make(None, (), dtype, device)
-    return _array.make(np.asarray(value, dtype.np), (), dtype, device)
+        out = _array.make(None, (), dtype, device)
+    else:
+        try:
+            buf = np.asarray(value, dtype.np)
+        except OverflowError:
+            # a python int outside the dtype's range wraps, as in PyTorch: uint8 + (-1) == uint8 - 1
+            buf = np.asarray(value).astype(dtype.np)
+        out = _array.make(buf, (), dtype, device)
+    if len(_SCALARS) > 4096:
+        _SCALARS.clear()
+    _SCALARS[key] = out
+    return out
 
 
 def is_arraylike(x):
@@ -39,13 +59,13 @@ def as_operand(x):
     raise TypeError(f"expected an array or a number, got {type(x).__name__}")
 
 
-def promote(name, *xs, to_float=False):
-    """Operands of a same-dtype primitive: promote by PyTorch's rules, scalars become 0-d arrays."""
+def promote(name, *xs, to_float=False, device=None):
+    """Operands of a same-dtype primitive: promote by PyTorch's rules, scalars become 0-d arrays
+    (on the first array's device, else on `device`, else on cpu)."""
     xs = [as_operand(x) for x in xs]
     dtype = dt.result_type(*xs)
     if to_float and dtype.category != dt.FLOAT:
         dtype = dt.default_float
-    device = None
     for x in xs:
         if is_arraylike(x):
             device = x.device
@@ -160,6 +180,8 @@ def _unary_meta(name, kind):
             return x.shape, dt.bool_
         if kind == "numeric" and x.dtype is dt.bool_:
             raise TypeError(f"{name}: not supported for bool arrays")
+        if kind == "integer" and x.dtype.category == dt.FLOAT:
+            raise TypeError(f"{name}: expected integer or bool arrays, got {x.dtype.name}")
         return x.shape, x.dtype
     return meta
 
@@ -168,7 +190,7 @@ def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, famil
     """Declare an elementwise unary primitive.
 
     kind: "float" (float in, same dtype out), "numeric" (any non-bool dtype kept),
-    "any" (every dtype kept), "bool" (bool out, no derivative).
+    "integer" (integer or bool kept), "any" (every dtype kept), "bool" (bool out, no derivative).
     d_x(x) / d_out(out): the local derivative, written with core ops; linear(t):
     the op itself for linear ops (neg). None of the three: zero derivative.
     """

@@ -9,10 +9,10 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
-from ..array import Array
+from ..array import ArrayBase
 from ..primitive import Primitive
 from . import _family
-from ._family import NEG_ONE, ONE, binary, broadcast_shapes, promote, sum_to_shape, unary
+from ._family import NEG_ONE, ONE, binary, broadcast_shapes, promote, scalar_array, sum_to_shape, unary
 
 # ---------------------------------------------------------------------------
 # cast and stop_gradient
@@ -79,7 +79,7 @@ _erf_scalar = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exa
 
 
 def _erf(x):
-    return _erf_scalar(x).astype(x.dtype)
+    return np.asarray(_erf_scalar(x), dtype=x.dtype)  # asarray: a 0-d input gives a python float
 
 
 def _int_identity(np_fn):
@@ -106,6 +106,7 @@ ceil_p = unary("ceil", _int_identity(np.ceil), kind="numeric")
 round_p = unary("round", _int_identity(np.round), kind="numeric")
 reciprocal_p = unary("reciprocal", lambda x: 1 / x, d_out=lambda out: neg(mul(out, out)))
 logical_not_p = unary("logical_not", np.logical_not, kind="bool")
+bitwise_not_p = unary("bitwise_not", np.invert, kind="integer")  # `~`: logical not on bool
 
 
 def neg(x):
@@ -136,9 +137,13 @@ def logical_not(x):
     return logical_not_p.bind(_family.as_operand(x))
 
 
+def bitwise_not(x):
+    return bitwise_not_p.bind(_family.as_operand(x))
+
+
 def _float_unary(prim):
     def fn(x):
-        if type(x) is not Array or x.dtype.category != dt.FLOAT:
+        if not isinstance(x, ArrayBase) or x.dtype.category != dt.FLOAT:
             x = _floatify(x)
         return prim.bind(x)
     fn.__name__ = prim.name
@@ -212,15 +217,27 @@ ge_p = binary("ge", np.greater_equal, kind="compare")
 logical_and_p = binary("logical_and", np.logical_and, kind="logical")
 logical_or_p = binary("logical_or", np.logical_or, kind="logical")
 logical_xor_p = binary("logical_xor", np.logical_xor, kind="logical")
+# `&`, `|`, `^`: bitwise on integers, logical on bool, an error on floats (as torch and jax.numpy)
+bitwise_and_p = binary("bitwise_and", np.bitwise_and, kind="integer")
+bitwise_or_p = binary("bitwise_or", np.bitwise_or, kind="integer")
+bitwise_xor_p = binary("bitwise_xor", np.bitwise_xor, kind="integer")
 
 
 def _binary_fn(prim, to_float=False):
     name = prim.name
 
+    FLOAT = dt.FLOAT
+
     def fn(x, y):
-        if type(x) is Array and type(y) is Array and x.dtype is y.dtype and not (
-                to_float and x.dtype.category != dt.FLOAT):
-            return prim.bind(x, y)
+        # fast paths: same-dtype arrays/tracers, or a float one with a python number
+        if isinstance(x, ArrayBase):
+            if isinstance(y, ArrayBase):
+                if x.dtype is y.dtype and (not to_float or x.dtype.category == FLOAT):
+                    return prim.bind(x, y)
+            elif (type(y) is float or type(y) is int) and x.dtype.category == FLOAT:
+                return prim.bind(x, scalar_array(y, x.dtype, x.device))
+        elif isinstance(y, ArrayBase) and (type(x) is float or type(x) is int) and y.dtype.category == FLOAT:
+            return prim.bind(scalar_array(x, y.dtype, y.device), y)
         x, y = promote(name, x, y, to_float=to_float)
         return prim.bind(x, y)
     fn.__name__ = name
@@ -246,6 +263,9 @@ ge = _binary_fn(ge_p)
 logical_and = _binary_fn(logical_and_p)
 logical_or = _binary_fn(logical_or_p)
 logical_xor = _binary_fn(logical_xor_p)
+bitwise_and = _binary_fn(bitwise_and_p)
+bitwise_or = _binary_fn(bitwise_or_p)
+bitwise_xor = _binary_fn(bitwise_xor_p)
 
 # array-API / jax.numpy spellings
 subtract, multiply, divide, power = sub, mul, div, pow
@@ -282,10 +302,12 @@ def where(condition, x, y):
     """Elements of x where condition holds, else of y (broadcasting, promoted dtypes)."""
     condition = _family.as_operand(condition)
     if not _family.is_arraylike(condition):
-        condition = _family.scalar_array(bool(condition), dt.bool_, _family._cpu)
-    elif condition.dtype is not dt.bool_:
-        condition = cast(condition, dt.bool_)
-    x, y = promote("where", x, y)
+        x, y = promote("where", x, y)
+        condition = _family.scalar_array(bool(condition), dt.bool_, x.device)
+    else:
+        if condition.dtype is not dt.bool_:
+            condition = cast(condition, dt.bool_)
+        x, y = promote("where", x, y, device=condition.device)  # python-number branches go to its device
     return where_p.bind(condition, x, y)
 
 

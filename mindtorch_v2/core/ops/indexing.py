@@ -90,7 +90,7 @@ def _index_add_cpu(x, idx, updates, *, axis):
 def take(x, indices, axis=None):
     """Slices of x at `indices` along `axis` (of the flattened x when None); negative indices wrap."""
     x = _family.as_operand(x)
-    idx = _index_array(indices)
+    idx = _index_array(indices, x.device)
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     return take_p.bind(x, idx, axis=normalize_axis(axis, x.ndim, "take"))
@@ -98,8 +98,8 @@ def take(x, indices, axis=None):
 
 def index_add(x, indices, updates, axis=0):
     """x plus `updates` added at `indices` along `axis` (duplicates accumulate)."""
-    idx = _index_array(indices)
     x, updates = _family.promote("index_add", x, updates)
+    idx = _index_array(indices, x.device)
     axis = normalize_axis(axis, x.ndim, "index_add")
     want = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
     if updates.shape != want:
@@ -108,9 +108,10 @@ def index_add(x, indices, updates, axis=0):
     return index_add_p.bind(x, idx, updates, axis=axis)
 
 
-def _index_array(indices):
+def _index_array(indices, device):
+    """Indices as an integer array; lists and numpy arrays are made on `device` (x's device)."""
     from .creation import asarray
-    idx = indices if _family.is_arraylike(indices) else asarray(indices)
+    idx = indices if _family.is_arraylike(indices) else asarray(indices, device=device)
     if idx.dtype.category != dt.INT:
         raise TypeError(f"indices must be integers, got {idx.dtype.name}")
     return idx
@@ -208,7 +209,7 @@ def _scatter_cpu(x, idx, updates, *, axis):
 
 def _gather_args(name, x, axis, indices):
     x = _family.as_operand(x)
-    idx = _index_array(indices)
+    idx = _index_array(indices, x.device)
     return x, idx, normalize_axis(axis, max(x.ndim, 1), name)
 
 
@@ -315,19 +316,26 @@ def _is_index_array(k):
     return _family.is_arraylike(k) or isinstance(k, (list, np.ndarray))
 
 
-def _expand_key(key, ndim):
+def _expand_key(key, ndim, device):
     if not isinstance(key, tuple):
         key = (key,)
     out = []
     for k in key:
-        if isinstance(k, (list, np.ndarray)) or (_family.is_arraylike(k) and not isinstance(k, Tracer)):
+        if isinstance(k, (list, np.ndarray)):
             from .creation import asarray
-            k = asarray(k)
-            if k.dtype is dt.bool_:  # a concrete mask selects its nonzero positions
-                if k.device.type == "meta":
-                    raise IndexError("boolean mask indexing needs data; it is not supported on meta arrays")
-                out.extend(asarray(nz) for nz in np.nonzero(np.asarray(k)))
+            k = np.asarray(k)
+            if k.dtype == np.bool_:  # a concrete mask selects its nonzero positions
+                out.extend(asarray(nz, device=device) for nz in np.nonzero(k))
                 continue
+            if k.size == 0:
+                k = k.astype(np.int64)  # `x[[]]` selects nothing
+            k = asarray(k, device=device)  # lists and numpy indices are made on x's device
+        elif _family.is_arraylike(k) and not isinstance(k, Tracer) and k.dtype is dt.bool_:
+            from .creation import asarray
+            if k.device.type == "meta":
+                raise IndexError("boolean mask indexing needs data; it is not supported on meta arrays")
+            out.extend(asarray(nz, device=k.device) for nz in np.nonzero(np.asarray(k)))
+            continue
         elif isinstance(k, Tracer) and k.dtype is dt.bool_:
             raise IndexError("boolean mask indexing needs concrete values; use core.where under transforms")
         out.append(k)
@@ -348,7 +356,7 @@ def _expand_key(key, ndim):
 def getitem(x, key):
     """x[key] with NumPy semantics (basic indexing gives views' values, integer arrays gather)."""
     x = _family.as_operand(x)
-    key = _expand_key(key, x.ndim)
+    key = _expand_key(key, x.ndim, x.device)
     has_array = builtins.any(_is_index_array(k) for k in key)
     slices, squeeze_axes, new_axes, adv = [], [], [], []
     axis = 0      # axis of x
@@ -373,7 +381,7 @@ def getitem(x, key):
             else:
                 squeeze_axes.append(out_axis)
         elif _is_index_array(k):
-            idx = _index_array(k)
+            idx = _index_array(k, x.device)
             if not isinstance(idx, Tracer) and idx.device.type != "meta":
                 _check_bounds("index", np.asarray(idx), size, axis)
             slices.append(slice(None))

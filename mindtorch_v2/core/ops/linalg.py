@@ -16,7 +16,11 @@ def _matmul_meta(a, b):
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned "
                          f"({a.shape[-1]} != {b.shape[-2]})")
     d = _family.same_dtype("matmul", a, b)
-    batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    try:
+        batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} cannot broadcast: batch dimensions "
+                         f"{a.shape[:-2]} and {b.shape[:-2]} differ") from None
     return batch + (a.shape[-2], b.shape[-1]), d
 
 

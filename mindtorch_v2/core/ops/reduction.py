@@ -188,6 +188,7 @@ def all(x, axis=None, keepdims=False):  # noqa: A001
 
 
 def _arg(prim, x, axis, keepdims):
+    x = _family.as_operand(x)
     if axis is not None:
         axis = normalize_axis(axis, x.ndim, prim.name)
     return prim.bind(x, axis=axis, keepdims=bool(keepdims))

@@ -1,0 +1,544 @@
+"""Convolution and pooling on (N, C, *spatial) layouts (spatial rank 1, 2 or 3; any rank works).
+
+Every rule here is built on one linear pair of primitives over the trailing
+spatial axes of an (already padded) array:
+
+    windows            (*lead, *sp)                 -> (*lead, *out_sp, *kernel)   im2col
+    windows_transpose  (*lead, *out_sp, *kernel)    -> (*lead, *sp)                col2im (overlap-add)
+
+each the other's VJP. On cpu `windows` is a strided view (no copy) and
+`windows_transpose` adds one strided slice per kernel position. With them the
+derivatives of conv and the pools are plain core ops (pad, einsum, reshape,
+where, slices), so they run on meta arrays and nest to any order:
+
+    conv:      y = einsum(windows(pad(x)), w)
+               dx = crop(windows_transpose(einsum(g, w)))    dw = einsum(g, windows(pad(x)))
+    max_pool:  dx = crop(windows_transpose(one_hot(first argmax per window) * g))
+    avg_pool:  dx = crop(windows_transpose(broadcast(g / count)))
+"""
+import itertools
+import math
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..primitive import Primitive
+from . import _family
+from .creation import arange, asarray
+from .einsum import einsum
+from .elementwise import add, eq, mul, where
+from .reduction import argmax, sum as _sum
+from .shape import broadcast_to, expand_dims, pad, reshape, slice_axis, squeeze
+
+_as_strided = np.lib.stride_tricks.as_strided
+
+
+# ---------------------------------------------------------------------------
+# geometry helpers (static ints only)
+
+
+def _out_sizes(name, spatial, kernel, stride, dilation):
+    out = []
+    for s, k, st, d in zip(spatial, kernel, stride, dilation):
+        extent = d * (k - 1) + 1
+        if extent > s:
+            raise ValueError(f"{name}: kernel {tuple(kernel)} with dilation {tuple(dilation)} is larger than "
+                             f"the (padded) input's spatial shape {tuple(spatial)}")
+        out.append((s - extent) // st + 1)
+    return tuple(out)
+
+
+def _check_geometry(name, k, **params):
+    for key, val in params.items():
+        if len(val) != k:
+            raise ValueError(f"{name}: {key} {val} must have {k} entries (one per spatial dimension)")
+        if key == "padding":
+            if any(lo < 0 or hi < 0 for lo, hi in val):
+                raise ValueError(f"{name}: padding must be non-negative, got {val}")
+        elif any(v < 1 for v in val):
+            raise ValueError(f"{name}: {key} must be positive, got {val}")
+
+
+def _prod(xs):
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _padded(spatial, padding):
+    return tuple(s + lo + hi for s, (lo, hi) in zip(spatial, padding))
+
+
+def _pad_spatial(x, padding, value=0):
+    """x padded on its trailing len(padding) axes (core op; no-op without padding)."""
+    if not any(lo or hi for lo, hi in padding):
+        return x
+    lead = ((0, 0),) * (x.ndim - len(padding))
+    return pad(x, lead + tuple(padding), value=value)
+
+
+def _crop_spatial(x, padding):
+    """The inverse of _pad_spatial: slice the padding off the trailing axes."""
+    k = len(padding)
+    for i, (lo, hi) in enumerate(padding):
+        if lo or hi:
+            axis = x.ndim - k + i
+            x = slice_axis(x, axis, lo, x.shape[axis] - hi)
+    return x
+
+
+# ---------------------------------------------------------------------------
+# windows (im2col) and windows_transpose (col2im): a linear pair, each the other's VJP
+
+
+def _windows_meta(x, *, kernel, stride, dilation):
+    k = len(kernel)
+    _check_geometry("windows", k, kernel=kernel, stride=stride, dilation=dilation)
+    if x.ndim < k:
+        raise ValueError(f"windows: input of shape {x.shape} has fewer than {k} spatial dimensions")
+    out = _out_sizes("windows", x.shape[x.ndim - k:], kernel, stride, dilation)
+    return x.shape[:x.ndim - k] + out + tuple(kernel), x.dtype
+
+
+windows_p = Primitive(
+    "windows", _windows_meta, linear=True, family="nn",
+    vjp=(lambda g, out, x, *, kernel, stride, dilation: windows_transpose_p.bind(
+        g, spatial=x.shape[x.ndim - len(kernel):], kernel=kernel, stride=stride, dilation=dilation),),
+    jvp=lambda ts, out, x, **p: windows_p.bind(ts[0], **p))
+
+
+@windows_p.def_impl("cpu")
+def _windows_cpu(x, *, kernel, stride, dilation):
+    k = len(kernel)
+    lead, sp = x.shape[:x.ndim - k], x.shape[x.ndim - k:]
+    out = _out_sizes("windows", sp, kernel, stride, dilation)
+    st = x.strides[x.ndim - k:]
+    strides = x.strides[:x.ndim - k] + tuple(a * b for a, b in zip(st, stride)) + tuple(
+        a * b for a, b in zip(st, dilation))
+    return _as_strided(x, lead + out + tuple(kernel), strides, writeable=False)
+
+
+def _windows_transpose_meta(cols, *, spatial, kernel, stride, dilation):
+    k = len(kernel)
+    _check_geometry("windows_transpose", k, spatial=spatial, kernel=kernel, stride=stride, dilation=dilation)
+    out = _out_sizes("windows_transpose", spatial, kernel, stride, dilation)
+    if cols.ndim < 2 * k or cols.shape[cols.ndim - 2 * k:] != out + tuple(kernel):
+        raise ValueError(f"windows_transpose: input of shape {cols.shape} does not end with the window grid "
+                         f"{out + tuple(kernel)} of spatial shape {tuple(spatial)}")
+    if cols.dtype is dt.bool_:
+        raise TypeError("windows_transpose: not supported for bool arrays")
+    return cols.shape[:cols.ndim - 2 * k] + tuple(spatial), cols.dtype
+
+
+windows_transpose_p = Primitive(
+    "windows_transpose", _windows_transpose_meta, linear=True, family="nn",
+    vjp=(lambda g, out, cols, *, spatial, kernel, stride, dilation: windows_p.bind(
+        g, kernel=kernel, stride=stride, dilation=dilation),),
+    jvp=lambda ts, out, cols, **p: windows_transpose_p.bind(ts[0], **p))
+
+
+@windows_transpose_p.def_impl("cpu")
+def _windows_transpose_cpu(cols, *, spatial, kernel, stride, dilation):
+    # overlap-add: one strided slice per kernel position (a loop over the kernel, not the output)
+    k = len(kernel)
+    lead = cols.shape[:cols.ndim - 2 * k]
+    out = cols.shape[cols.ndim - 2 * k:cols.ndim - k]
+    res = np.zeros(lead + tuple(spatial), cols.dtype)
+    for pos in itertools.product(*(range(n) for n in kernel)):
+        dst = tuple(slice(p * d, p * d + st * (o - 1) + 1, st) for p, d, st, o in zip(pos, dilation, stride, out))
+        res[(Ellipsis,) + dst] += cols[(Ellipsis,) + pos]
+    return res
+
+
+def windows(x, kernel, stride=1, dilation=1):
+    """The sliding windows over x's trailing len(kernel) axes: shape (*lead, *out, *kernel)."""
+    x = _family.as_operand(x)
+    kernel = _ntuple(kernel, None, "windows", "kernel")
+    k = len(kernel)
+    return windows_p.bind(x, kernel=kernel, stride=_ntuple(stride, k, "windows", "stride"),
+                          dilation=_ntuple(dilation, k, "windows", "dilation"))
+
+
+def windows_transpose(cols, spatial, kernel, stride=1, dilation=1):
+    """The adjoint of `windows`: each window's values added back at its place in an array of `spatial`."""
+    cols = _family.as_operand(cols)
+    kernel = _ntuple(kernel, None, "windows_transpose", "kernel")
+    k = len(kernel)
+    return windows_transpose_p.bind(
+        cols, spatial=_ntuple(spatial, k, "windows_transpose", "spatial"), kernel=kernel,
+        stride=_ntuple(stride, k, "windows_transpose", "stride"),
+        dilation=_ntuple(dilation, k, "windows_transpose", "dilation"))
+
+
+# ---------------------------------------------------------------------------
+# conv: x (N, C_in, *sp), w (C_out, C_in / groups, *kernel) -> (N, C_out, *out)
+
+_OUT_L, _KER_L = "pqr", "stu"  # einsum letters of output positions / kernel offsets (rank <= 3)
+
+
+def _conv_meta(x, w, *, stride, padding, dilation, groups):
+    k = w.ndim - 2
+    if k < 1:
+        raise ValueError(f"conv: weight must have shape (C_out, C_in / groups, *kernel), got {w.shape}")
+    if x.ndim != k + 2:
+        raise ValueError(f"conv: a {k}-d kernel (weight shape {w.shape}) needs a {k + 2}-D input "
+                         f"(N, C, *spatial), got shape {x.shape}")
+    d = _family.same_dtype("conv", x, w)
+    _family.require_float("conv", x)
+    _check_geometry("conv", k, stride=stride, padding=padding, dilation=dilation)
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"conv: groups must be a positive int, got {groups!r}")
+    c_in, c_out = x.shape[1], w.shape[0]
+    if c_in % groups:
+        raise ValueError(f"conv: groups={groups} does not divide the input channels {c_in} (input shape {x.shape})")
+    if c_out % groups:
+        raise ValueError(f"conv: groups={groups} does not divide the output channels {c_out} "
+                         f"(weight shape {w.shape})")
+    if w.shape[1] * groups != c_in:
+        raise ValueError(f"conv: input of shape {x.shape} has {c_in} channels, but weight of shape {w.shape} "
+                         f"with groups={groups} expects {w.shape[1] * groups}")
+    padded = _padded(x.shape[2:], padding)
+    for s, kk, dd in zip(padded, w.shape[2:], dilation):
+        if dd * (kk - 1) + 1 > s:
+            raise ValueError(f"conv: kernel {w.shape[2:]} with dilation {dilation} is larger than the padded "
+                             f"input {padded} (input shape {x.shape}, padding {padding})")
+    out = _out_sizes("conv", padded, w.shape[2:], stride, dilation)
+    return (x.shape[0], c_out) + out, d
+
+
+def _conv_specs(k, groups):
+    """einsum specs: forward (cols, w), grad of cols (g, w), grad of w (g, cols); 'g' indexes groups."""
+    p, s = _OUT_L[:k], _KER_L[:k]
+    grp = "g" if groups > 1 else ""
+    return (f"n{grp}c{p}{s},{grp}oc{s}->n{grp}o{p}",
+            f"n{grp}o{p},{grp}oc{s}->n{grp}c{p}{s}",
+            f"n{grp}o{p},n{grp}c{p}{s}->{grp}oc{s}")
+
+
+def _grouped(a, groups, axis):
+    """Split axis `axis` of a into (groups, size / groups); no-op for one group."""
+    if groups == 1:
+        return a
+    shape = a.shape
+    return reshape(a, shape[:axis] + (groups, shape[axis] // groups) + shape[axis + 1:])
+
+
+def _conv_vjp_x(g, out, x, w, *, stride, padding, dilation, groups):
+    k = w.ndim - 2
+    kernel = w.shape[2:]
+    cols = einsum(_conv_specs(k, groups)[1], _grouped(g, groups, 1), _grouped(w, groups, 0))
+    cols = reshape(cols, x.shape[:2] + g.shape[2:] + kernel)
+    xp = windows_transpose_p.bind(cols, spatial=_padded(x.shape[2:], padding), kernel=kernel,
+                                  stride=stride, dilation=dilation)
+    return _crop_spatial(xp, padding)
+
+
+def _conv_vjp_w(g, out, x, w, *, stride, padding, dilation, groups):
+    k = w.ndim - 2
+    cols = windows_p.bind(_pad_spatial(x, padding), kernel=w.shape[2:], stride=stride, dilation=dilation)
+    gw = einsum(_conv_specs(k, groups)[2], _grouped(g, groups, 1), _grouped(cols, groups, 1))
+    return reshape(gw, w.shape)
+
+
+def _conv_jvp(ts, out, x, w, **params):
+    tx, tw = ts
+    res = None if tx is None else conv_p.bind(tx, w, **params)
+    if tw is not None:
+        t = conv_p.bind(x, tw, **params)
+        res = t if res is None else add(res, t)
+    return res
+
+
+conv_p = Primitive("conv", _conv_meta, family="nn", vjp=(_conv_vjp_x, _conv_vjp_w), vjp_reads=(0, 1),
+                   jvp=_conv_jvp)
+
+
+@conv_p.def_impl("cpu")
+def _conv_cpu(x, w, *, stride, padding, dilation, groups):
+    k = w.ndim - 2
+    if any(lo or hi for lo, hi in padding):
+        x = np.pad(x, ((0, 0), (0, 0)) + tuple(padding))
+    cols = _windows_cpu(x, kernel=w.shape[2:], stride=stride, dilation=dilation)  # (N, C, *out, *kernel)
+    n, c = x.shape[:2]
+    out_sp = cols.shape[2:2 + k]
+    c_out = w.shape[0]
+    cg = c // groups
+    kk = _prod(w.shape[2:])
+    pp = _prod(out_sp)
+    # im2col: (N, G, Cg * K, P) -- one copy of the windows -- then a batched GEMM with w as (G, Co/G, Cg * K)
+    perm = (0, 1) + tuple(range(2 + k, 2 + 2 * k)) + tuple(range(2, 2 + k))
+    cols = np.transpose(cols, perm).reshape(n, groups, cg * kk, pp)
+    res = np.matmul(w.reshape(groups, c_out // groups, cg * kk), cols)
+    return res.reshape((n, c_out) + out_sp)
+
+
+def _ntuple(v, k, name, what):
+    """An int (repeated k times) or a sequence of k ints, as a tuple of ints."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        if k is None:
+            return (int(v),)
+        return (int(v),) * k
+    try:
+        out = tuple(int(a) for a in v)
+    except TypeError:
+        raise TypeError(f"{name}: {what} must be an int or a tuple of ints, got {v!r}") from None
+    if k is not None and len(out) != k:
+        raise ValueError(f"{name}: {what} {tuple(v)} must have {k} entries (one per spatial dimension)")
+    return out
+
+
+def _pairs(padding, k, name):
+    """Padding as ((lo, hi), ...) per spatial dim, from an int, k ints or k pairs."""
+    if isinstance(padding, (int, np.integer)):
+        return ((int(padding), int(padding)),) * k
+    padding = tuple(padding)
+    if len(padding) != k:
+        raise ValueError(f"{name}: padding {padding} must have {k} entries (one per spatial dimension)")
+    out = []
+    for p in padding:
+        if isinstance(p, (int, np.integer)):
+            out.append((int(p), int(p)))
+        else:
+            lo, hi = p
+            out.append((int(lo), int(hi)))
+    return tuple(out)
+
+
+def conv(x, w, stride=1, padding=0, dilation=1, groups=1):
+    """N-d cross-correlation (torch's convN) of x (N, C_in, *sp) with w (C_out, C_in / groups, *kernel).
+
+    padding: an int, one int per spatial dim, one (lo, hi) pair per dim, or 'valid' / 'same'.
+    An unbatched x (C_in, *sp) gives an unbatched result.
+    """
+    x, w = _family.promote("conv", x, w)
+    k = w.ndim - 2
+    if k < 1:
+        raise ValueError(f"conv: weight must have shape (C_out, C_in / groups, *kernel), got {w.shape}")
+    unbatched = x.ndim == k + 1
+    if unbatched:
+        x = expand_dims(x, 0)
+    stride = _ntuple(stride, k, "conv", "stride")
+    dilation = _ntuple(dilation, k, "conv", "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"conv: padding='same' needs stride 1, got stride {stride}")
+            total = [d * (kk - 1) for d, kk in zip(dilation, w.shape[2:])]
+            padding = tuple((t // 2, t - t // 2) for t in total)
+        else:
+            raise ValueError(f"conv: padding must be 'valid', 'same', an int or a tuple, got {padding!r}")
+    out = conv_p.bind(x, w, stride=stride, padding=_pairs(padding, k, "conv"), dilation=dilation,
+                      groups=int(groups))
+    return squeeze(out, 0) if unbatched else out
+
+
+# ---------------------------------------------------------------------------
+# pooling over the trailing len(window) axes (any leading axes)
+
+
+def _pool_geometry(name, spatial, window, stride, padding, dilation, ceil_mode):
+    """(output sizes, extra high padding per dim) with torch's ceil_mode rule: the last
+    window must start inside the input or its low padding; the extra padding completes it."""
+    out, extra = [], []
+    for s, k, st, (lo, hi), d in zip(spatial, window, stride, padding, dilation):
+        if lo > k // 2 or hi > k // 2:
+            # torch's rule; it also keeps ceil_mode's count >= the floor count, so the padded
+            # input below holds exactly `out` windows
+            raise ValueError(f"{name}: padding {tuple(padding)} must be at most half the window {tuple(window)}")
+        extent = d * (k - 1) + 1
+        total = s + lo + hi
+        if extent > total:
+            raise ValueError(f"{name}: window {tuple(window)} (dilation {tuple(dilation)}) is larger than the "
+                             f"padded input {_padded(spatial, padding)} (spatial shape {tuple(spatial)}, "
+                             f"padding {tuple(padding)})")
+        if ceil_mode:
+            o = -(-(total - extent) // st) + 1
+            if (o - 1) * st >= s + lo:
+                o -= 1
+        else:
+            o = (total - extent) // st + 1
+        out.append(o)
+        extra.append(max(0, (o - 1) * st + extent - total))
+    return tuple(out), tuple(extra)
+
+
+def _pool_meta_common(name, x, window, stride, padding, dilation, ceil_mode):
+    k = len(window)
+    _check_geometry(name, k, window=window, stride=stride, padding=padding, dilation=dilation)
+    if x.ndim < k:
+        raise ValueError(f"{name}: input of shape {x.shape} has fewer than {k} spatial dimensions")
+    if x.dtype is dt.bool_:
+        raise TypeError(f"{name}: not supported for bool arrays")
+    out, _ = _pool_geometry(name, x.shape[x.ndim - k:], window, stride, padding, dilation, ceil_mode)
+    return x.shape[:x.ndim - k] + out
+
+
+def _full_padding(name, x, window, stride, padding, dilation, ceil_mode):
+    """The padding actually applied: the given pairs plus ceil_mode's extra on the high side."""
+    k = len(window)
+    _, extra = _pool_geometry(name, x.shape[x.ndim - k:], window, stride, padding, dilation, ceil_mode)
+    return tuple((lo, hi + e) for (lo, hi), e in zip(padding, extra))
+
+
+def _lowest(dtype):
+    if dtype.category == dt.FLOAT:
+        return -math.inf
+    return int(np.iinfo(dtype.np).min)
+
+
+# max_pool: windows padded with -inf; the gradient goes to the first maximum of each window (as torch)
+
+
+def _max_pool_meta(x, *, window, stride, padding, dilation, ceil_mode):
+    return _pool_meta_common("max_pool", x, window, stride, padding, dilation, ceil_mode), x.dtype
+
+
+def _max_pool_select(x, window, stride, padding, dilation, ceil_mode):
+    """(one-hot bool mask (*lead, *out, K) of each window's first maximum, full padding)."""
+    full = _full_padding("max_pool", x, window, stride, padding, dilation, ceil_mode)
+    cols = windows_p.bind(_pad_spatial(x, full, _lowest(x.dtype)), kernel=window, stride=stride, dilation=dilation)
+    kk = _prod(window)
+    flat = reshape(cols, cols.shape[:cols.ndim - len(window)] + (kk,))
+    hit = eq(argmax(flat, axis=-1, keepdims=True), arange(kk, device=x.device))
+    return hit, full
+
+
+def _max_pool_vjp(g, out, x, *, window, stride, padding, dilation, ceil_mode):
+    hit, full = _max_pool_select(x, window, stride, padding, dilation, ceil_mode)
+    gcols = reshape(where(hit, expand_dims(g, -1), 0), g.shape + tuple(window))
+    gx = windows_transpose_p.bind(gcols, spatial=_padded(x.shape[x.ndim - len(window):], full), kernel=window,
+                                  stride=stride, dilation=dilation)
+    return _crop_spatial(gx, full)
+
+
+def _max_pool_jvp(ts, out, x, *, window, stride, padding, dilation, ceil_mode):
+    hit, full = _max_pool_select(x, window, stride, padding, dilation, ceil_mode)
+    tcols = windows_p.bind(_pad_spatial(ts[0], full), kernel=window, stride=stride, dilation=dilation)
+    tflat = reshape(tcols, hit.shape)
+    return _sum(where(hit, tflat, 0), axis=-1)
+
+
+max_pool_p = Primitive("max_pool", _max_pool_meta, family="nn", vjp=(_max_pool_vjp,), vjp_reads=(0,),
+                       jvp=_max_pool_jvp)
+
+
+@max_pool_p.def_impl("cpu")
+def _max_pool_cpu(x, *, window, stride, padding, dilation, ceil_mode):
+    k = len(window)
+    full = _full_padding("max_pool", x, window, stride, padding, dilation, ceil_mode)
+    if any(lo or hi for lo, hi in full):
+        x = np.pad(x, ((0, 0),) * (x.ndim - k) + full, constant_values=_lowest(dt.from_numpy(x.dtype)))
+    cols = _windows_cpu(x, kernel=window, stride=stride, dilation=dilation)
+    # a running maximum over kernel positions beats np.max over the strided window axes
+    res = None
+    for pos in itertools.product(*(range(n) for n in window)):
+        v = cols[(Ellipsis,) + pos]
+        res = v.copy() if res is None else np.maximum(res, v, out=res)
+    return res
+
+
+# avg_pool: zero padding; divisor = window size (count_include_pad) or the number of input elements
+# (not counting padding) in the window; ceil_mode's extra padding is never counted (torch's rule)
+
+
+def _avg_pool_meta(x, *, window, stride, padding, ceil_mode, count_include_pad):
+    _family.require_float("avg_pool", x)
+    ones = (1,) * len(window)
+    return _pool_meta_common("avg_pool", x, window, stride, padding, ones, ceil_mode), x.dtype
+
+
+def _avg_pool_counts(spatial, window, stride, padding, ceil_mode, count_include_pad):
+    """Per spatial dim, the divisor of each output position (a tuple of ints), or None when it is
+    prod(window) everywhere. The counted region is a box, so the divisor factorises per dim."""
+    ones = (1,) * len(window)
+    out, extra = _pool_geometry("avg_pool", spatial, window, stride, padding, ones, ceil_mode)
+    if count_include_pad and not any(extra):
+        return None
+    counts = []
+    for s, k, st, (lo, hi), o in zip(spatial, window, stride, padding, out):
+        a, b = (0, s + lo + hi) if count_include_pad else (lo, lo + s)
+        counts.append(tuple(max(1, min(i * st + k, b) - max(i * st, a)) for i in range(o)))
+    return counts
+
+
+def _avg_pool_scale(y, counts, dtype):
+    """y (*lead, *out) divided by the divisor, with core ops (constants built from static ints)."""
+    k = len(counts)
+    for i, c in enumerate(counts):
+        shape = tuple(len(c) if j == i else 1 for j in range(k))
+        y = mul(y, reshape(asarray(tuple(1.0 / n for n in c), dtype=dtype, device=y.device), shape))
+    return y
+
+
+def _avg_pool_vjp(g, out, x, *, window, stride, padding, ceil_mode, count_include_pad):
+    k = len(window)
+    sp = x.shape[x.ndim - k:]
+    counts = _avg_pool_counts(sp, window, stride, padding, ceil_mode, count_include_pad)
+    g = mul(g, 1.0 / _prod(window)) if counts is None else _avg_pool_scale(g, counts, g.dtype)
+    gcols = broadcast_to(reshape(g, g.shape + (1,) * k), g.shape + tuple(window))
+    ones = (1,) * k
+    full = _full_padding("avg_pool", x, window, stride, padding, ones, ceil_mode)
+    gx = windows_transpose_p.bind(gcols, spatial=_padded(sp, full), kernel=window, stride=stride, dilation=ones)
+    return _crop_spatial(gx, full)
+
+
+avg_pool_p = Primitive("avg_pool", _avg_pool_meta, linear=True, family="nn", vjp=(_avg_pool_vjp,),
+                       jvp=lambda ts, out, x, **p: avg_pool_p.bind(ts[0], **p))
+
+
+@avg_pool_p.def_impl("cpu")
+def _avg_pool_cpu(x, *, window, stride, padding, ceil_mode, count_include_pad):
+    k = len(window)
+    sp = x.shape[x.ndim - k:]
+    ones = (1,) * k
+    full = _full_padding("avg_pool", x, window, stride, padding, ones, ceil_mode)
+    if any(lo or hi for lo, hi in full):
+        x = np.pad(x, ((0, 0),) * (x.ndim - k) + full)
+    cols = _windows_cpu(x, kernel=window, stride=stride, dilation=ones)
+    res = None
+    for pos in itertools.product(*(range(n) for n in window)):
+        v = cols[(Ellipsis,) + pos]
+        res = v.copy() if res is None else np.add(res, v, out=res)
+    counts = _avg_pool_counts(sp, window, stride, padding, ceil_mode, count_include_pad)
+    if counts is None:
+        return res * res.dtype.type(1.0 / _prod(window))
+    for i, c in enumerate(counts):
+        shape = tuple(len(c) if j == i else 1 for j in range(k))
+        res = res * np.reshape(1.0 / np.asarray(c, np.float64), shape).astype(res.dtype)
+    return res
+
+
+def _pool_args(name, x, window, stride, padding, dilation=1):
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        x = asarray(x)
+    if isinstance(window, (int, np.integer)):
+        k = x.ndim - 2
+        if k < 1:
+            raise ValueError(f"{name}: an int window needs an (N, C, *spatial) input, got shape {x.shape}; "
+                             f"pass a tuple window for other layouts")
+        window = (int(window),) * k
+    window = _ntuple(window, None, name, "window")
+    k = len(window)
+    stride = window if stride is None else _ntuple(stride, k, name, "stride")
+    return x, window, stride, _pairs(padding, k, name), _ntuple(dilation, k, name, "dilation")
+
+
+def max_pool(x, window, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """Max over sliding windows of x's trailing spatial axes (stride defaults to the window; -inf padding).
+
+    An int window means spatial rank x.ndim - 2 ((N, C, *spatial) layout); a tuple sets the rank.
+    """
+    x, window, stride, padding, dilation = _pool_args("max_pool", x, window, stride, padding, dilation)
+    return max_pool_p.bind(x, window=window, stride=stride, padding=padding, dilation=dilation,
+                           ceil_mode=bool(ceil_mode))
+
+
+def avg_pool(x, window, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over sliding windows of x's trailing spatial axes (zero padding, counted by default as in torch)."""
+    x, window, stride, padding, _ = _pool_args("avg_pool", x, window, stride, padding)
+    return avg_pool_p.bind(x, window=window, stride=stride, padding=padding, ceil_mode=bool(ceil_mode),
+                           count_include_pad=bool(count_include_pad))

@@ -1,0 +1,162 @@
+"""The backward engine: runs recorded nodes' VJP rules (the primitives' own rules,
+the same ones `core.vjp` uses) in reverse creation order.
+
+    x (leaf) --mul--> y --exp--> z;  z.backward()
+    seq order: mul(n1) < exp(n2).  Heap pops n2: g_y = exp's rule(g=1) = 1 * out
+    then n1: g_x = mul's rule(g_y) = g_y * w  -> AccumulateGrad(x): x.grad += g_x
+
+Without create_graph the rules run on plain core values (fast, nothing recorded);
+with create_graph=True they run on Tensors with recording on, so the gradient
+has its own history and can be differentiated again.
+"""
+import heapq
+
+from ...core import autodiff as _core_autodiff
+from . import graph
+from .. import grad_mode
+
+FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph "
+    "a second time or if you need to access saved tensors after calling backward.")
+
+
+def _check_saved(node, saved):
+    if saved.counter is not None and saved.counter.value != saved.version:
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [{saved.desc}], which is output 0 of {node.name()}, is at version "
+            f"{saved.counter.value}; expected version {saved.version} instead. Hint: the operation that "
+            "failed was the backward of this node; avoid modifying its inputs or outputs in place.")
+
+
+def _rule_args(node, create_graph, Tensor):
+    """(out, primals) for the node's rules: saved values (Tensors with history under create_graph)."""
+    if node.freed and (node.prim.vjp_reads or node.out_saved is not None):
+        raise RuntimeError(FREED_MSG)
+    primals = list(node.avals)
+    for i, s in node.saved.items():
+        _check_saved(node, s)
+        primals[i] = Tensor._snapshot(s.value, s.edge, s.requires_grad) if create_graph else s.value
+    out = None
+    if node.out_saved is not None:
+        outs = []
+        for k, s in enumerate(node.out_saved):
+            _check_saved(node, s)
+            outs.append(Tensor._snapshot(s.value, (node, k), True) if create_graph else s.value)
+        out = tuple(outs) if node.prim.multiple_results else outs[0]
+    return out, primals
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b if not _is_core(a) else _core_autodiff._ops["add"](a, b)
+
+
+def _is_core(x):
+    return not hasattr(type(x), "__mt_bind__")
+
+
+def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accumulate=True):
+    """Propagate `grads` from root edges. With `inputs` (edges), return their gradients."""
+    from ..tensor import Tensor
+    captured = {}
+    targets = None
+    if inputs is not None:
+        targets = {}
+        for i, (node, nr) in enumerate(inputs):
+            targets.setdefault((id(node), nr), []).append(i)
+    ct = {}
+    nodes = {}
+    heap = []
+
+    def push(edge, g):
+        node, nr = edge
+        if node is None or g is None:
+            return
+        key = id(node)
+        if key not in nodes:
+            nodes[key] = node
+            ct[key] = [None] * _n_outputs(node)
+            heapq.heappush(heap, (-node.seq, key))
+        slot = ct[key]
+        slot[nr] = _add(slot[nr], g)
+
+    for edge, g in zip(roots, grads):
+        push(edge, g)
+
+    with grad_mode.set_grad_enabled(create_graph):
+        while heap:
+            _, key = heapq.heappop(heap)
+            node = nodes.pop(key)
+            gs = ct.pop(key)
+            if node.pre_hooks:
+                for nr, hooks in node.pre_hooks.items():
+                    for hook in list(hooks):
+                        if gs[nr] is None:
+                            continue
+                        res = hook(_as_tensor(gs[nr], Tensor))
+                        if res is not None:
+                            gs[nr] = res if create_graph else _as_value(res)
+            if targets is not None:
+                for nr, g in enumerate(gs):
+                    for i in targets.get((key, nr), ()):
+                        captured[i] = g
+            if type(node) is graph.AccumulateGrad:
+                if accumulate and gs[0] is not None:
+                    node.variable._accumulate_grad(gs[0], create_graph)
+                continue
+            _run_node(node, gs, push, create_graph, retain_graph, Tensor)
+    if inputs is not None:
+        return [captured.get(i) for i in range(len(inputs))]
+    return None
+
+
+def _n_outputs(node):
+    return 1 if type(node) is graph.AccumulateGrad else node.n_outputs
+
+
+def _as_tensor(g, Tensor):
+    return g if isinstance(g, Tensor) else Tensor._from_value(g)
+
+
+def _as_value(t):
+    return t._value() if hasattr(type(t), "__mt_bind__") else t
+
+
+def _run_node(node, gs, push, create_graph, retain_graph, Tensor):
+    prim = node.prim
+    out, primals = _rule_args(node, create_graph, Tensor)
+    if prim.multiple_results:
+        g = tuple(_core_autodiff.zeros_like_aval(a) if x is None else x for x, a in zip(gs, node.out_avals))
+        if create_graph:
+            g = tuple(x if isinstance(x, Tensor) else Tensor._from_value(x) for x in g)
+    else:
+        g = gs[0]
+        if g is None:
+            return
+    if create_graph and not isinstance(g, (Tensor, tuple)):
+        g = Tensor._from_value(g)
+    rules = prim.vjp
+    grads_in = []
+    for i, edge in enumerate(node.next_functions):
+        if edge[0] is None:
+            grads_in.append(None)
+            continue
+        rule = rules[i]
+        gi = None if rule is None else rule(g, out, *primals, **node.params)
+        grads_in.append(gi)
+    if node.hooks:
+        for hook in node.hooks:
+            hook(tuple(grads_in), tuple(gs))
+    for edge, gi in zip(node.next_functions, grads_in):
+        if gi is not None:
+            push(edge, gi)
+    if not retain_graph:
+        node.freed = True
+        node.saved = {}
+        node.out_saved = None

@@ -1,0 +1,114 @@
+"""Autograd graph nodes: one Node per recorded primitive bind.
+
+A Node keeps the primitive, its params, `next_functions` (the (node, output_nr)
+edges of its inputs), and what its VJP rules read, saved with the version of the
+tensor it came from. `AccumulateGrad` is the sink for a leaf tensor.
+"""
+import itertools
+
+_seq = itertools.count()
+
+
+def _camel(name):
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+class Saved:
+    """A value a VJP rule reads, with the tensor's version counter at save time."""
+
+    __slots__ = ("value", "counter", "version", "edge", "requires_grad", "desc")
+
+    def __init__(self, value, counter, version, edge, requires_grad, desc):
+        self.value = value
+        self.counter = counter
+        self.version = version
+        self.edge = edge
+        self.requires_grad = requires_grad
+        self.desc = desc
+
+
+class Node:
+    """A recorded operation (PyTorch's grad_fn)."""
+
+    __slots__ = ("prim", "params", "next_functions", "saved", "avals", "out_saved", "out_avals",
+                 "seq", "freed", "pre_hooks", "hooks", "__weakref__")
+
+    def __init__(self, prim, params, next_functions, saved, avals, out_avals):
+        self.prim = prim
+        self.params = params
+        self.next_functions = next_functions
+        self.saved = saved          # {arg index: Saved}
+        self.avals = avals          # per input: a bufferless aval (shape/dtype/device) for rules
+        self.out_saved = None       # Saved output(s) when a rule reads "out"
+        self.out_avals = out_avals  # per output: a bufferless aval
+        self.seq = next(_seq)
+        self.freed = False
+        self.pre_hooks = None       # {output_nr: [hook]} from Tensor.register_hook
+        self.hooks = None
+
+    @property
+    def n_outputs(self):
+        return len(self.out_avals)
+
+    def name(self):
+        return f"{_camel(self.prim.name)}Backward0"
+
+    def __repr__(self):
+        return f"<{self.name()} object>"
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) after this node ran; returns a removable handle."""
+        if self.hooks is None:
+            self.hooks = []
+        self.hooks.append(fn)
+        return RemovableHandle(self.hooks, fn)
+
+    def add_pre_hook(self, output_nr, fn):
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        hooks = self.pre_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+
+class AccumulateGrad:
+    """The sink of a leaf tensor: adds incoming gradients into `variable.grad`."""
+
+    __slots__ = ("variable", "seq", "pre_hooks", "hooks", "next_functions", "__weakref__")
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.seq = next(_seq)
+        self.pre_hooks = None
+        self.hooks = None
+        self.next_functions = ()
+
+    def name(self):
+        return "AccumulateGrad"
+
+    def __repr__(self):
+        return "<AccumulateGrad object>"
+
+    add_pre_hook = Node.add_pre_hook
+    register_hook = Node.register_hook
+
+
+class RemovableHandle:
+    __slots__ = ("_list", "_fn")
+
+    def __init__(self, lst, fn):
+        self._list = lst
+        self._fn = fn
+
+    def remove(self):
+        try:
+            self._list.remove(self._fn)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False

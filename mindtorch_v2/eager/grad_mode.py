@@ -1,0 +1,96 @@
+"""Thread-local grad mode: no_grad, enable_grad, set_grad_enabled, inference_mode."""
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled():
+    return getattr(_state, "enabled", True)
+
+
+def _set(enabled):
+    _state.enabled = bool(enabled)
+
+
+def is_inference_mode_enabled():
+    return getattr(_state, "inference", False)
+
+
+class _Mode:
+    """Base for grad-mode contexts: usable as a context manager and as a decorator."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args()):
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def _args(self):
+        return ()
+
+
+class no_grad(_Mode):
+    """Disable gradient recording inside the block."""
+
+    def __enter__(self):
+        self.prev = is_grad_enabled()
+        _set(False)
+
+    def __exit__(self, *exc):
+        _set(self.prev)
+        return False
+
+
+class enable_grad(_Mode):
+    """Enable gradient recording inside the block."""
+
+    def __enter__(self):
+        self.prev = is_grad_enabled()
+        _set(True)
+
+    def __exit__(self, *exc):
+        _set(self.prev)
+        return False
+
+
+class set_grad_enabled(_Mode):
+    """Set gradient recording on or off; also works as a plain function call."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self.prev = is_grad_enabled()
+        _set(self.mode)
+
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _set(self.prev)
+        return False
+
+
+class inference_mode(_Mode):
+    """Like no_grad (tensors made inside never record history)."""
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        self.prev = is_grad_enabled()
+        self.prev_inf = is_inference_mode_enabled()
+        if self.mode:
+            _set(False)
+            _state.inference = True
+
+    def __exit__(self, *exc):
+        _set(self.prev)
+        _state.inference = self.prev_inf
+        return False

@@ -1,0 +1,270 @@
+"""Samples for the elementwise family, and the array strategies the other families share.
+
+Differentiable samples are float64 and stay inside the op's domain, away from its
+kinks and ties (log: positive; div: denominators away from 0; maximum: operands
+at least ~0.07 apart), so central differences see one smooth branch. Samples in
+other dtypes (float32/16, ints, bool) have `diff=()`: they exercise the meta rule
+and the lowering only.
+"""
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from mindtorch_v2 import core
+
+from . import Sample, register
+
+MAX_SIZE = 24
+INT_DTYPES = (np.int64, np.int32, np.int16, np.int8, np.uint8)
+FLOAT_DTYPES = (np.float64, np.float32, np.float16)
+ALL_DTYPES = (np.bool_,) + INT_DTYPES + FLOAT_DTYPES
+
+
+def size_of(shape):
+    return math.prod(shape)
+
+
+# ---------------------------------------------------------------------------
+# shared strategies (imported by the other family modules)
+
+
+def shapes(min_dims=0, max_dims=3, min_side=1, max_side=4, max_size=MAX_SIZE):
+    """Array shapes with at most `max_size` elements; with min_side=0, one draw in four may be empty."""
+    def of(lo):
+        return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=lo,
+                                max_side=max_side).filter(lambda s: size_of(s) <= max_size)
+    if min_side == 0:
+        return st.integers(0, 3).flatmap(lambda k: of(0 if k == 3 else 1))
+    return of(min_side)
+
+
+def sides(hi, lo=1):
+    """A dimension size in [lo, hi], and now and then 0 (empty arrays are an edge worth visiting)."""
+    return st.integers(0, 7).flatmap(lambda k: st.just(0) if k == 7 else st.integers(lo, hi))
+
+
+def broadcast_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=4):
+    """Input shapes that broadcast together, with a small result."""
+    return hnp.mutually_broadcastable_shapes(
+        num_shapes=num_shapes, min_dims=min_dims, max_dims=max_dims, min_side=min_side,
+        max_side=max_side).filter(lambda b: size_of(b.result_shape) <= MAX_SIZE).map(lambda b: b.input_shapes)
+
+
+def floats(shape, lo, hi, dtype=np.float64):
+    """float64 values in [lo, hi] (then cast to dtype)."""
+    elements = st.floats(lo, hi, allow_nan=False, allow_infinity=False, width=64)
+    return hnp.arrays(np.float64, shape, elements=elements).map(lambda a: a.astype(dtype))
+
+
+def magnitudes(shape, lo, hi):
+    """float64 values with |x| in [lo, hi] and either sign (away from 0)."""
+    return st.tuples(floats(shape, lo, hi), hnp.arrays(np.bool_, shape)).map(
+        lambda p: np.where(p[1], -p[0], p[0]))
+
+
+def separated(shape, offset=0.0, step=0.2):
+    """Distinct float64 values at least `step - 0.03` apart (no ties, no near-ties).
+
+    Values are `step * k + offset + noise` for distinct integers k in [-15, 15] and noise in
+    [0, 0.03]; two arrays drawn with offsets 0 and step / 2 are also separated from each other.
+    """
+    n = size_of(shape)
+    ks = hnp.arrays(np.int64, shape, elements=st.integers(-15, 15), unique=True) if n <= 31 else st.nothing()
+    return st.tuples(ks, floats(shape, 0.0, 0.03)).map(lambda p: step * p[0] + offset + p[1])
+
+
+def ints(shape, dtype=np.int64, lo=-5, hi=5):
+    info = np.iinfo(dtype)
+    return hnp.arrays(dtype, shape, elements=st.integers(max(lo, int(info.min)), min(hi, int(info.max))))
+
+
+def any_array(shape, dtypes=ALL_DTYPES, lo=-5, hi=5):
+    """An array of one of `dtypes`: small ints (so ties happen), bools, or floats in [lo, hi]."""
+    def of(dtype):
+        dtype = np.dtype(dtype)
+        if dtype.kind == "b":
+            return hnp.arrays(np.bool_, shape)
+        if dtype.kind in "iu":
+            return ints(shape, dtype, lo, hi)
+        return floats(shape, lo, hi, dtype)
+    return st.sampled_from(dtypes).flatmap(of)
+
+
+def axes_subset(ndim):
+    """A sorted tuple of distinct axes of an ndim-array (possibly empty)."""
+    return st.lists(st.integers(0, max(ndim - 1, 0)), unique=True, max_size=ndim).map(
+        lambda a: tuple(sorted(a)) if ndim else ())
+
+
+# ---------------------------------------------------------------------------
+# cast / stop_gradient
+
+
+@st.composite
+def _cast(draw):
+    shape = draw(shapes(min_side=0))
+    src = draw(st.sampled_from(ALL_DTYPES))
+    dst = draw(st.sampled_from(ALL_DTYPES))
+    if not draw(st.booleans()):
+        # float64 -> float64: the one cast whose derivative central differences can check exactly
+        return Sample((draw(floats(shape, -3, 3)),), {"dtype": core.float64}, diff=(0,))
+    x = draw(any_array(shape, (src,), lo=0, hi=20))  # non-negative: casts to uint8 stay defined
+    return Sample((x,), {"dtype": core.dtypes.from_numpy(np.dtype(dst))})
+
+
+register("cast", _cast(), linear=True)
+register("stop_gradient", shapes(min_side=0).flatmap(any_array).map(lambda x: Sample((x,))))
+
+
+# ---------------------------------------------------------------------------
+# unary float ops: (lo, hi) of the sampled domain; "mag" domains are |x| in [lo, hi]
+
+_UNARY_FLOAT = {
+    "exp": (-3, 3), "expm1": (-3, 3), "log": (0.3, 5), "log1p": (-0.6, 5),
+    "sqrt": (0.3, 5), "rsqrt": (0.3, 5), "sin": (-4, 4), "cos": (-4, 4), "tan": (-1.2, 1.2),
+    "tanh": (-3, 3), "sigmoid": (-4, 4), "erf": (-2.5, 2.5), "reciprocal": ("mag", 0.4, 4),
+}
+
+
+def _domain(spec, shape, dtype=np.float64):
+    if spec[0] == "mag":
+        return magnitudes(shape, spec[1], spec[2]).map(lambda a: a.astype(dtype))
+    return floats(shape, spec[0], spec[1], dtype)
+
+
+def _unary_float(spec):
+    @st.composite
+    def strategy(draw):
+        shape = draw(shapes(min_side=0))
+        if draw(st.integers(0, 3)) == 3:  # float32 / float16: meta rule and lowering only
+            dtype = draw(st.sampled_from((np.float32, np.float16)))
+            return Sample((draw(_domain(spec, shape, dtype)),))
+        return Sample((draw(_domain(spec, shape)),), diff=(0,))
+    return strategy()
+
+
+for _name, _spec in _UNARY_FLOAT.items():
+    register(_name, _unary_float(_spec))
+
+
+# numeric unary ops (no bool): float64 away from the kink at 0 for abs; ints for the meta rule
+_NUMERIC = INT_DTYPES + FLOAT_DTYPES
+
+
+@st.composite
+def _numeric_unary(draw, differentiable, lo=-4, hi=4):
+    shape = draw(shapes(min_side=0))
+    if differentiable and not draw(st.booleans()):
+        return Sample((draw(magnitudes(shape, 0.1, hi)),), diff=(0,))
+    return Sample((draw(any_array(shape, _NUMERIC, lo, hi)),))
+
+
+register("neg", _numeric_unary(True), linear=True)
+register("abs", _numeric_unary(True))
+for _name in ("sign", "floor", "ceil", "round"):
+    register(_name, _numeric_unary(False))
+register("logical_not", shapes(min_side=0).flatmap(any_array).map(lambda x: Sample((x,))))
+
+
+# ---------------------------------------------------------------------------
+# binary ops
+
+
+@st.composite
+def _binary(draw, dtypes, x_dom=(-3, 3), y_dom=(-3, 3), separated_pair=False):
+    """Two broadcastable operands of one dtype; float64 ones are differentiable."""
+    sx, sy = draw(broadcast_shapes(2))
+    if dtypes and draw(st.integers(0, 2)) == 2:
+        dtype = draw(st.sampled_from(dtypes))
+        if np.dtype(dtype).kind == "f":  # same domain, lower precision
+            return Sample((draw(_domain(x_dom, sx, dtype)), draw(_domain(y_dom, sy, dtype))))
+        return Sample((draw(any_array(sx, (dtype,))), draw(any_array(sy, (dtype,)))))
+    if separated_pair:
+        x, y = draw(separated(sx, 0.0)), draw(separated(sy, 0.1))
+    else:
+        x, y = draw(_domain(x_dom, sx)), draw(_domain(y_dom, sy))
+    return Sample((x, y), diff=(0, 1))
+
+
+register("add", _binary(ALL_DTYPES), linear=True)
+register("sub", _binary(_NUMERIC), linear=True)
+register("mul", _binary(ALL_DTYPES))
+register("div", _binary((np.float32, np.float16), y_dom=("mag", 0.5, 3)))
+register("maximum", _binary(ALL_DTYPES, separated_pair=True))
+register("minimum", _binary(ALL_DTYPES, separated_pair=True))
+
+
+@st.composite
+def _pow(draw):
+    sx, sy = draw(broadcast_shapes(2))
+    if draw(st.integers(0, 2)) == 2:  # integer powers: non-negative exponents (numpy rejects negative ones)
+        dtype = draw(st.sampled_from((np.int64, np.int32, np.int16)))
+        return Sample((draw(ints(sx, dtype, -3, 3)), draw(ints(sy, dtype, 0, 3))))
+    # positive base keeps log(x) (the exponent's partial) defined
+    return Sample((draw(floats(sx, 0.5, 3)), draw(floats(sy, -2, 2))), diff=(0, 1))
+
+
+register("pow", _pow())
+
+
+def _nonzero_ints(shape, dtype):
+    return ints(shape, dtype, 1, 6).flatmap(
+        lambda a: hnp.arrays(np.bool_, shape).map(
+            lambda s: np.where(s & (np.dtype(dtype).kind == "i"), -a, a).astype(dtype)))
+
+
+@st.composite
+def _floor_divide(draw):
+    sx, sy = draw(broadcast_shapes(2))
+    dtype = draw(st.sampled_from(_NUMERIC))
+    if np.dtype(dtype).kind == "f":
+        return Sample((draw(floats(sx, -5, 5, dtype)), draw(magnitudes(sy, 0.5, 3).map(lambda a: a.astype(dtype)))))
+    return Sample((draw(ints(sx, dtype, -9, 9)), draw(_nonzero_ints(sy, dtype))))
+
+
+register("floor_divide", _floor_divide())
+
+
+@st.composite
+def _remainder(draw):
+    """x % y away from the jumps: y in {+-0.5, +-1, +-2, +-4} and frac(x) in [0.1, 0.4] u [0.6, 0.9],
+    so x / y is never within ~0.05 of an integer, for every broadcast pair."""
+    sx, sy = draw(broadcast_shapes(2))
+    if draw(st.integers(0, 2)) == 2:
+        dtype = draw(st.sampled_from(INT_DTYPES))
+        return Sample((draw(ints(sx, dtype, -9, 9)), draw(_nonzero_ints(sy, dtype))))
+    whole = draw(ints(sx, np.int64, -4, 4))
+    frac = draw(floats(sx, 0.1, 0.4))
+    upper = draw(hnp.arrays(np.bool_, sx))
+    x = whole + frac + 0.5 * upper
+    y = draw(hnp.arrays(np.float64, sy, elements=st.sampled_from((-4.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 4.0))))
+    return Sample((x, y), diff=(0, 1))
+
+
+register("remainder", _remainder())
+
+
+@st.composite
+def _compare(draw):
+    sx, sy = draw(broadcast_shapes(2))
+    dtype = draw(st.sampled_from(ALL_DTYPES))
+    return Sample((draw(any_array(sx, (dtype,), -2, 2)), draw(any_array(sy, (dtype,), -2, 2))))
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
+    register(_name, _compare())
+
+
+@st.composite
+def _where(draw):
+    sc, sx, sy = draw(broadcast_shapes(3))
+    c = draw(hnp.arrays(np.bool_, sc))
+    if draw(st.integers(0, 2)) == 2:
+        dtype = draw(st.sampled_from(ALL_DTYPES))
+        return Sample((c, draw(any_array(sx, (dtype,))), draw(any_array(sy, (dtype,)))))
+    return Sample((c, draw(floats(sx, -3, 3)), draw(floats(sy, -3, 3))), diff=(1, 2))
+
+
+register("where", _where())
