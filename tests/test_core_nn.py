@@ -1,7 +1,6 @@
 """Behaviour of core conv / pooling / windows / einsum: values against naive numpy
 loops written from PyTorch's definitions, gradients against central finite
 differences in float64, higher order, meta shapes and error messages."""
-import itertools
 
 import numpy as np
 import pytest
@@ -420,7 +419,21 @@ def test_pool_accepts_arbitrary_leading_axes_with_tuple_windows():
     np.testing.assert_allclose(np.asarray(got), avg_pool_ref(x, (4,), (2,), (0,)))
 
 
+def test_forward_over_reverse_matches_reverse_over_reverse():
+    x, w, v = arr(1, 2, 5, 5), arr(2, 2, 3, 3), arr(1, 2, 5, 5)
+
+    def loss(x):
+        y = core.conv(x, core.asarray(w), padding=1)
+        return core.sum(core.tanh(core.max_pool(y, 3, 2, 1) + core.avg_pool(y, 3, 2, 1)))
+
+    _, hvp_fwd = core.jvp(core.grad(loss), (core.asarray(x),), (core.asarray(v),))
+    hvp_rev = core.grad(lambda x: core.sum(core.mul(core.grad(loss)(x), core.asarray(v))))(core.asarray(x))
+    np.testing.assert_allclose(np.asarray(hvp_fwd), np.asarray(hvp_rev), rtol=1e-9, atol=1e-12)
+
+
 def test_pool_errors():
+    with pytest.raises(ValueError, match=r"max_pool: padding \(\(2, 2\), \(2, 2\)\) must be at most half the window"):
+        core.max_pool(core.asarray(arr(1, 1, 6, 6)), 3, padding=2)
     with pytest.raises(ValueError, match=r"max_pool: window \(4, 4\).*larger than the padded input"):
         core.max_pool(core.asarray(arr(1, 1, 3, 3)), 4)
     with pytest.raises(TypeError, match="avg_pool: expected a floating-point"):

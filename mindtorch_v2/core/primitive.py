@@ -22,7 +22,7 @@ _REGISTRY = {}
 class Primitive:
     """One operation. See the module docstring; rules are attached by family builders."""
 
-    __slots__ = ("name", "meta", "impls", "vjp", "vjp_reads", "jvp", "batch",
+    __slots__ = ("name", "meta", "impls", "vjp", "vjp_reads", "vjp_reads_by_input", "jvp", "batch",
                  "multiple_results", "_cache", "linear", "family", "__weakref__")
 
     def __init__(self, name, meta, *, vjp=None, vjp_reads=(), jvp=None,
@@ -36,8 +36,15 @@ class Primitive:
         # returning the cotangent for that input (or None); None entries mean "no gradient".
         # A rule may be the string "nondiff" for the whole primitive.
         self.vjp = vjp
-        # what the VJP rules read: a tuple of input indices and/or "out"; the eager tape saves exactly these
-        self.vjp_reads = vjp_reads
+        # what the VJP rules read: a tuple of input indices and/or "out"; the eager tape saves exactly
+        # these. Or one such tuple per input (what that input's rule reads): then only the rules of
+        # inputs that need a gradient count, as PyTorch saves `other` for mul only if `self` needs grad.
+        if vjp_reads and isinstance(vjp_reads[0], tuple):
+            self.vjp_reads_by_input = vjp_reads
+            self.vjp_reads = tuple(sorted({r for rs in vjp_reads for r in rs}, key=str))
+        else:
+            self.vjp_reads_by_input = None
+            self.vjp_reads = vjp_reads
         self.jvp = jvp  # jvp(tangents, out, *args, **params) -> output tangent(s); None: derived from the VJP
         self.batch = None
         self.multiple_results = multiple_results

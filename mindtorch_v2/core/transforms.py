@@ -6,7 +6,9 @@ from .pytree import tree_flatten, tree_unflatten
 
 def _basis(x):
     """The standard basis of x's space, one array per element (shape x.shape each)."""
-    n = x.size
+    n = 1
+    for d in x.shape:
+        n *= d
     eye = ops.eye(n, dtype=x.dtype, device=x.device)
     return [ops.reshape(eye[i], x.shape) for i in range(n)]
 

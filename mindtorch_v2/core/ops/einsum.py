@@ -68,6 +68,7 @@ def _bind(spec, *xs):
     return einsum_p.bind(*xs, spec=spec)
 
 
+@functools.lru_cache(maxsize=None)
 def _operand_vjp(i):
     def vjp(g, out, *xs, spec):
         vspec, missing = _vjp_plan(spec, i)
@@ -83,13 +84,8 @@ def _operand_vjp(i):
 class _PerOperand(tuple):
     """One VJP rule per operand of the variadic einsum, built once per position."""
 
-    _rules = {}
-
     def __getitem__(self, i):
-        rule = self._rules.get(i)
-        if rule is None:
-            rule = self._rules[i] = _operand_vjp(i)
-        return rule
+        return _operand_vjp(i)
 
     def __len__(self):
         return 1 << 30
@@ -105,9 +101,9 @@ def _einsum_jvp(ts, out, *xs, spec):
     return res
 
 
-# vjp_reads: operand i's rule reads every other operand, so all of them are saved; the tuple
-# covers any operand count a spec can have (each operand needs at least one distinct letter
-# to contribute, 0-d operands aside).
+# vjp_reads: operand i's rule reads every other operand, so all of them must be saved. The
+# count varies per call, so this lists more positions than any real call has (a reader of
+# vjp_reads keeps only the indices below its number of inputs).
 einsum_p = Primitive("einsum", _einsum_meta, family="linalg", vjp=_PerOperand(), jvp=_einsum_jvp,
                      vjp_reads=tuple(range(64)))
 

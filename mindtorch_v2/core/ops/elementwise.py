@@ -57,6 +57,16 @@ def stop_gradient(x):
     return stop_gradient_p.bind(x)
 
 
+# identity with a new identity: the eager layer's clone. Values are immutable, so the lowering
+# shares the buffer; a later in-place write to either copy sees two owners and copies first.
+copy_p = unary("copy", lambda x: x, kind="any", linear=lambda t: t)
+
+
+def copy(x):
+    """x as a new value (no data is copied until someone writes)."""
+    return copy_p.bind(x)
+
+
 # ---------------------------------------------------------------------------
 # unary
 
@@ -199,9 +209,9 @@ def _remainder_np(x, y):
 
 add_p = binary("add", np.add, d_x=ONE, d_y=ONE)
 sub_p = binary("sub", np.subtract, kind="numeric", d_x=ONE, d_y=NEG_ONE)
-mul_p = binary("mul", np.multiply, d_x=lambda x, y, out: y, d_y=lambda x, y, out: x, reads=(0, 1))
+mul_p = binary("mul", np.multiply, d_x=lambda x, y, out: y, d_y=lambda x, y, out: x, reads=((1,), (0,)))
 div_p = binary("div", np.true_divide, kind="float", d_x=lambda x, y, out: reciprocal(y),
-               d_y=lambda x, y, out: neg(div(out, y)), reads=(1, "out"))
+               d_y=lambda x, y, out: neg(div(out, y)), reads=((1,), (1, "out")))
 floor_divide_p = binary("floor_divide", _floor_divide_np, kind="numeric")
 remainder_p = binary("remainder", _remainder_np, kind="numeric", d_x=ONE,
                      d_y=lambda x, y, out: neg(floor_divide(x, y)), reads=(0, 1))

@@ -150,10 +150,15 @@ gather_p = Primitive(
     jvp=lambda ts, out, x, idx, *, axis: gather_p.bind(ts[0], idx, axis=axis))
 
 
+def _as_1d(*arrays):
+    """0-d operands (torch allows them, axis 0) as 1-element vectors for the numpy lowerings."""
+    return [a.reshape(1) for a in arrays]
+
+
 @gather_p.def_impl("cpu")
 def _gather_cpu(x, idx, *, axis):
     if x.ndim == 0:
-        return x.copy()
+        return _gather_cpu(*_as_1d(x, idx), axis=0).reshape(())
     _check_bounds("gather", idx, x.shape[axis], axis)
     return x[_grid(idx, axis)]
 
@@ -185,6 +190,8 @@ scatter_add_p.jvp = _scatter_jvp(scatter_add_p)
 
 @scatter_add_p.def_impl("cpu")
 def _scatter_add_cpu(x, idx, updates, *, axis):
+    if x.ndim == 0:
+        return _scatter_add_cpu(*_as_1d(x, idx, updates), axis=0).reshape(())
     _check_bounds("scatter_add", idx, x.shape[axis], axis)
     out = np.array(x, copy=True)
     np.add.at(out, _grid(idx, axis), updates)
@@ -201,6 +208,8 @@ scatter_p.jvp = _scatter_jvp(scatter_p)
 
 @scatter_p.def_impl("cpu")
 def _scatter_cpu(x, idx, updates, *, axis):
+    if x.ndim == 0:
+        return _scatter_cpu(*_as_1d(x, idx, updates), axis=0).reshape(())
     _check_bounds("scatter", idx, x.shape[axis], axis)
     out = np.array(x, copy=True)
     out[_grid(idx, axis)] = updates

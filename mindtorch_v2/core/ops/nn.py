@@ -8,11 +8,11 @@ spatial axes of an (already padded) array:
 
 each the other's VJP. On cpu `windows` is a strided view (no copy) and
 `windows_transpose` adds one strided slice per kernel position. With them the
-derivatives of conv and the pools are plain core ops (pad, einsum, reshape,
+derivatives of conv and the pools are plain core ops (pad, matmul, reshape,
 where, slices), so they run on meta arrays and nest to any order:
 
-    conv:      y = einsum(windows(pad(x)), w)
-               dx = crop(windows_transpose(einsum(g, w)))    dw = einsum(g, windows(pad(x)))
+    conv:      y = w @ im2col(windows(pad(x)))          (per batch element and group)
+               dx = crop(windows_transpose(w^T @ g))    dw = sum_n g @ im2col(windows(pad(x)))^T
     max_pool:  dx = crop(windows_transpose(one_hot(first argmax per window) * g))
     avg_pool:  dx = crop(windows_transpose(broadcast(g / count)))
 """
@@ -25,10 +25,10 @@ from .. import dtypes as dt
 from ..primitive import Primitive
 from . import _family
 from .creation import arange, asarray
-from .einsum import einsum
 from .elementwise import add, eq, mul, where
+from .linalg import matmul
 from .reduction import argmax, sum as _sum
-from .shape import broadcast_to, expand_dims, pad, reshape, slice_axis, squeeze
+from .shape import broadcast_to, expand_dims, pad, reshape, slice_axis, squeeze, swapaxes, transpose
 
 _as_strided = np.lib.stride_tricks.as_strided
 
@@ -174,9 +174,6 @@ def windows_transpose(cols, spatial, kernel, stride=1, dilation=1):
 # ---------------------------------------------------------------------------
 # conv: x (N, C_in, *sp), w (C_out, C_in / groups, *kernel) -> (N, C_out, *out)
 
-_OUT_L, _KER_L = "pqr", "stu"  # einsum letters of output positions / kernel offsets (rank <= 3)
-
-
 def _conv_meta(x, w, *, stride, padding, dilation, groups):
     k = w.ndim - 2
     if k < 1:
@@ -207,38 +204,40 @@ def _conv_meta(x, w, *, stride, padding, dilation, groups):
     return (x.shape[0], c_out) + out, d
 
 
-def _conv_specs(k, groups):
-    """einsum specs: forward (cols, w), grad of cols (g, w), grad of w (g, cols); 'g' indexes groups."""
-    p, s = _OUT_L[:k], _KER_L[:k]
-    grp = "g" if groups > 1 else ""
-    return (f"n{grp}c{p}{s},{grp}oc{s}->n{grp}o{p}",
-            f"n{grp}o{p},{grp}oc{s}->n{grp}c{p}{s}",
-            f"n{grp}o{p},n{grp}c{p}{s}->{grp}oc{s}")
+def _cols_to_matrix(cols, groups):
+    """(N, C, *out, *kernel) windows -> (N, G, C/G * K, P), the im2col matrix (one copy)."""
+    k = (cols.ndim - 2) // 2
+    n, c = cols.shape[:2]
+    perm = (0, 1) + tuple(range(2 + k, 2 + 2 * k)) + tuple(range(2, 2 + k))
+    return reshape(transpose(cols, perm), (n, groups, (c // groups) * _prod(cols.shape[2 + k:]),
+                                           _prod(cols.shape[2:2 + k])))
 
 
-def _grouped(a, groups, axis):
-    """Split axis `axis` of a into (groups, size / groups); no-op for one group."""
-    if groups == 1:
-        return a
-    shape = a.shape
-    return reshape(a, shape[:axis] + (groups, shape[axis] // groups) + shape[axis + 1:])
+def _matrix_to_cols(m, c, kernel, out_sp):
+    """(N, G, C/G * K, P) -> (N, C, *out, *kernel): the inverse of _cols_to_matrix (a transposed view)."""
+    k = len(kernel)
+    m = reshape(m, (m.shape[0], c) + tuple(kernel) + tuple(out_sp))
+    return transpose(m, (0, 1) + tuple(range(2 + k, 2 + 2 * k)) + tuple(range(2, 2 + k)))
 
 
 def _conv_vjp_x(g, out, x, w, *, stride, padding, dilation, groups):
-    k = w.ndim - 2
+    # cols[n, grp] = w[grp]^T @ g[n, grp]: (CgK, Og) @ (Og, P), then overlap-add the windows back
+    n, c = x.shape[:2]
     kernel = w.shape[2:]
-    cols = einsum(_conv_specs(k, groups)[1], _grouped(g, groups, 1), _grouped(w, groups, 0))
-    cols = reshape(cols, x.shape[:2] + g.shape[2:] + kernel)
+    gm = reshape(g, (n, groups, w.shape[0] // groups, _prod(g.shape[2:])))
+    wm = reshape(w, (groups, w.shape[0] // groups, _prod(w.shape[1:])))
+    cols = _matrix_to_cols(matmul(swapaxes(wm, -1, -2), gm), c, kernel, g.shape[2:])
     xp = windows_transpose_p.bind(cols, spatial=_padded(x.shape[2:], padding), kernel=kernel,
                                   stride=stride, dilation=dilation)
     return _crop_spatial(xp, padding)
 
 
 def _conv_vjp_w(g, out, x, w, *, stride, padding, dilation, groups):
-    k = w.ndim - 2
+    # dw[grp] = sum_n g[n, grp] @ cols[n, grp]^T: (Og, P) @ (P, CgK)
     cols = windows_p.bind(_pad_spatial(x, padding), kernel=w.shape[2:], stride=stride, dilation=dilation)
-    gw = einsum(_conv_specs(k, groups)[2], _grouped(g, groups, 1), _grouped(cols, groups, 1))
-    return reshape(gw, w.shape)
+    cm = _cols_to_matrix(cols, groups)
+    gm = reshape(g, (g.shape[0], groups, w.shape[0] // groups, _prod(g.shape[2:])))
+    return reshape(_sum(matmul(gm, swapaxes(cm, -1, -2)), axis=0), w.shape)
 
 
 def _conv_jvp(ts, out, x, w, **params):

@@ -36,6 +36,11 @@ def _reduce_meta(name, dtype_rule, nonempty=False):
     return meta
 
 
+def _np_axis(x, axis):
+    """The numpy axis for a lowering: a 0-d array accepts axis 0 (as in torch), numpy does not."""
+    return axis if x.ndim else None
+
+
 def _sum_dtype(d):
     return dt.int64 if d.category != dt.FLOAT else d
 
@@ -57,7 +62,7 @@ sum_p = Primitive("sum", _reduce_meta("sum", _sum_dtype), linear=True, family="r
 
 @sum_p.def_impl("cpu")
 def _sum_cpu(x, *, axis, keepdims):
-    return np.sum(x, axis=axis, keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
+    return np.sum(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
 
 
 def _prod_vjp(g, out, x, *, axis, keepdims):
@@ -78,7 +83,7 @@ prod_p = Primitive("prod", _reduce_meta("prod", _sum_dtype), family="reduction",
 
 @prod_p.def_impl("cpu")
 def _prod_cpu(x, *, axis, keepdims):
-    return np.prod(x, axis=axis, keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
+    return np.prod(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
 
 
 def _extremum_weights(out, x, axis, keepdims):
@@ -97,7 +102,7 @@ def _extremum(name, np_fn):
 
     prim = Primitive(name, _reduce_meta(name, lambda d: d, nonempty=True), family="reduction",
                      vjp=(vjp,), vjp_reads=(0, "out"), jvp=jvp)
-    prim.def_impl("cpu")(lambda x, *, axis, keepdims: np_fn(x, axis=axis, keepdims=keepdims))
+    prim.def_impl("cpu")(lambda x, *, axis, keepdims: np_fn(x, axis=_np_axis(x, axis), keepdims=keepdims))
     return prim
 
 
@@ -105,9 +110,9 @@ max_p = _extremum("max", np.max)
 min_p = _extremum("min", np.min)
 
 any_p = Primitive("any", _reduce_meta("any", lambda d: dt.bool_), family="reduction")
-any_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.any(x, axis=axis, keepdims=keepdims))
+any_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.any(x, axis=_np_axis(x, axis), keepdims=keepdims))
 all_p = Primitive("all", _reduce_meta("all", lambda d: dt.bool_), family="reduction")
-all_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.all(x, axis=axis, keepdims=keepdims))
+all_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.all(x, axis=_np_axis(x, axis), keepdims=keepdims))
 
 
 def _arg_meta(name):

@@ -65,7 +65,7 @@ def _resolve_shape(shape, size, name="reshape"):
 def reshape(x, shape):
     """x with a new shape of the same size (one dimension may be -1)."""
     x = _operand(x)
-    shape = _resolve_shape(shape, x.size)
+    shape = _resolve_shape(shape, _prod(x.shape))
     if shape == x.shape:
         return x
     return reshape_p.bind(x, shape=shape)
@@ -305,25 +305,25 @@ def _pad_meta(x, *, pad_width, value):
     return tuple(shape), x.dtype
 
 
-def _unpad(g, pad_width):
-    for axis, (lo, hi) in enumerate(pad_width):
-        if lo or hi:
-            g = slice_axis(g, axis, lo, g.shape[axis] - hi)
-    return g
+def _negated(pad_width):
+    return tuple((-lo, -hi) for lo, hi in pad_width)
 
 
+# pad is linear; its transpose is the opposite pad (crop what was added, zero-fill what was cropped)
 pad_p = Primitive("pad", _pad_meta, linear=True, family="shape",
-                  vjp=(lambda g, out, x, *, pad_width, value: _unpad(g, pad_width),),
+                  vjp=(lambda g, out, x, *, pad_width, value: pad_p.bind(g, pad_width=_negated(pad_width), value=0),),
                   jvp=lambda ts, out, x, *, pad_width, value: pad_p.bind(ts[0], pad_width=pad_width, value=0))
 
 
 @pad_p.def_impl("cpu")
 def _pad_cpu(x, *, pad_width, value):
+    # add the positive padding first, then crop the negative: the result has size s + lo + hi
+    grow = tuple((builtins.max(lo, 0), builtins.max(hi, 0)) for lo, hi in pad_width)
+    if builtins.any(lo or hi for lo, hi in grow):
+        x = np.pad(x, grow, mode="constant", constant_values=value)
     if builtins.any(lo < 0 or hi < 0 for lo, hi in pad_width):
-        crop = tuple(slice(-lo if lo < 0 else 0, (s + hi) if hi < 0 else s) for s, (lo, hi) in zip(x.shape, pad_width))
-        x = x[crop]
-        pad_width = tuple((builtins.max(lo, 0), builtins.max(hi, 0)) for lo, hi in pad_width)
-    return np.pad(x, pad_width, mode="constant", constant_values=value)
+        x = x[tuple(slice(builtins.max(-lo, 0), n - builtins.max(-hi, 0)) for n, (lo, hi) in zip(x.shape, pad_width))]
+    return x
 
 
 def pad(x, pad_width, value=0):
@@ -489,7 +489,7 @@ def _flat_view(flat, shape, strides, offset):
 def _strided_positions(base, shape, strides, offset):
     """The flat base position of every view element, as a constant int64 array."""
     from .creation import arange
-    return as_strided_p.bind(arange(base.size, device=base.device), shape=shape, strides=strides, offset=offset)
+    return as_strided_p.bind(arange(_prod(base.shape), device=base.device), shape=shape, strides=strides, offset=offset)
 
 
 def _as_strided_vjp(g, out, base, *, shape, strides, offset):
@@ -510,7 +510,7 @@ def _as_strided_cpu(base, *, shape, strides, offset):
     return _flat_view(np.ascontiguousarray(base).reshape(-1), shape, strides, offset)
 
 
-def _as_strided_scatter_meta(base, src, *, shape, strides, offset):
+def _as_strided_scatter_meta(base, src, *, shape, strides, offset, donate=False):
     _check_strided("as_strided_scatter", base, shape, strides, offset)
     if src.shape != shape:
         raise ValueError(f"as_strided_scatter: source shape {src.shape} does not match the view shape {shape}")
@@ -518,23 +518,31 @@ def _as_strided_scatter_meta(base, src, *, shape, strides, offset):
     return base.shape, base.dtype
 
 
-def _as_strided_scatter_jvp(ts, out, base, src, **p):
+def _as_strided_scatter_jvp(ts, out, base, src, *, shape, strides, offset, donate=False):
     tb = _zeros_aval(base) if ts[0] is None else ts[0]
     tsrc = _zeros_aval(src) if ts[1] is None else ts[1]
-    return as_strided_scatter_p.bind(tb, tsrc, **p)
+    return as_strided_scatter_p.bind(tb, tsrc, shape=shape, strides=strides, offset=offset)
 
 
+# `donate=True` says the caller (the eager Storage) is the base buffer's sole owner, so the
+# lowering may write the view region in place: O(view) instead of O(base). Rules never donate.
 as_strided_scatter_p = Primitive(
     "as_strided_scatter", _as_strided_scatter_meta, linear=True, family="shape",
     jvp=_as_strided_scatter_jvp,
-    vjp=(lambda g, out, base, src, **p: as_strided_scatter_p.bind(g, _zeros_aval(src), **p),
-         lambda g, out, base, src, **p: as_strided_p.bind(g, **p)))
+    vjp=(lambda g, out, base, src, *, shape, strides, offset, donate=False: as_strided_scatter_p.bind(
+        g, _zeros_aval(src), shape=shape, strides=strides, offset=offset),
+         lambda g, out, base, src, *, shape, strides, offset, donate=False: as_strided_p.bind(
+        g, shape=shape, strides=strides, offset=offset)))
 
 
 @as_strided_scatter_p.def_impl("cpu")
-def _as_strided_scatter_cpu(base, src, *, shape, strides, offset):
-    # The one place a buffer is written: a fresh copy of the base that nobody else holds.
-    out = np.array(base, copy=True, order="C")
+def _as_strided_scatter_cpu(base, src, *, shape, strides, offset, donate=False):
+    # The one place a buffer is written: a fresh copy of the base, or with donate=True the
+    # base itself, which its owner guarantees nobody else can observe.
+    if donate and base.flags.c_contiguous and base.flags.writeable:
+        out = base
+    else:
+        out = np.array(base, copy=True, order="C")
     flat = out.reshape(-1)
     item = flat.itemsize
     view = _as_strided_np(flat[offset:], shape, tuple(st * item for st in strides))

@@ -1,0 +1,8 @@
+"""torch.autograd: backward, grad, Function, gradcheck, grad modes."""
+from ..eager.autograd.api import backward, grad
+from ..eager.autograd.graph import Node
+from ..eager.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from . import graph  # noqa: F401
+
+Variable = None  # set below: torch.autograd.Variable is Tensor
+from ..eager.tensor import Tensor as Variable  # noqa: E402,F811

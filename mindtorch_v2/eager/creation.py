@@ -1,0 +1,288 @@
+"""torch.tensor, zeros, ones, ..., and the random constructors on a global generator."""
+import numpy as np
+
+from .. import core
+from ..core import dtypes as _dt
+from .tensor import Size, Tensor
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _finish(value, requires_grad):
+    t = Tensor._from_value(value)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor copying `data` (nested lists, numbers, numpy arrays or tensors)."""
+    if isinstance(data, Tensor):
+        value = data.detach()._value()
+        value = core.asarray(value, dtype=dtype, device=device)
+        return _finish(core.copy(value), requires_grad)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        data = _nested_to_numpy(data)
+    if isinstance(data, np.ndarray) and data.dtype == np.float64 and dtype is None:
+        dtype = _dt.float64
+    return _finish(core.asarray(data, dtype=dtype, device=device), requires_grad)
+
+
+def _flat(data):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _nested_to_numpy(data):
+    if isinstance(data, Tensor):
+        if data.numel() != 1 and data.ndim:
+            return np.asarray(data.detach())
+        return data.item()
+    if isinstance(data, (list, tuple)):
+        return [_nested_to_numpy(x) for x in data]
+    return data
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device) if (dtype or device) else data
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array):
+    """A tensor with the numpy array's dtype (the data is copied: our arrays are immutable)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    return Tensor._from_value(core.asarray(array))
+
+
+def _filled(fill, size, dtype, device, requires_grad):
+    dtype = _dt.canonicalize(dtype) or _dt.default_float
+    return _finish(core.full(_size(size), fill, dtype=dtype, device=device), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(1, size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None):
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = _dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
+    return _finish(core.full(tuple(size), fill_value, dtype=dtype, device=device), requires_grad)
+
+
+def _like(fill):
+    def fn(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+        return _finish(core.full(tuple(input.shape), fill, dtype=dtype or input.dtype,
+                                 device=device or input.device), requires_grad)
+    return fn
+
+
+zeros_like = _like(0)
+ones_like = _like(1)
+empty_like = _like(0)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _finish(core.full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
+                             device=device or input.device), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    return _finish(core.arange(start, end, step, dtype=dtype, device=device), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    return _finish(core.linspace(start, end, steps, dtype=dtype, device=device), requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    return _finish(core.eye(n, m, dtype=dtype, device=device), requires_grad)
+
+
+# ---------------------------------------------------------------------------
+# random numbers from a global generator over core's explicit keys
+
+
+class Generator:
+    """torch.Generator: a core random key advanced (split) by every draw."""
+
+    def __init__(self, device="cpu"):
+        self.device = core.device(device)
+        self._seed = 67280421310721
+        self._key = core.random.key(self._seed)
+
+    def manual_seed(self, seed):
+        self._seed = int(seed)
+        self._key = core.random.key(self._seed)
+        return self
+
+    def seed(self):
+        self.manual_seed(int(np.random.SeedSequence().entropy) % (2 ** 63))
+        return self._seed
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        return Tensor._from_value(self._key)
+
+    def set_state(self, state):
+        self._key = state._value() if isinstance(state, Tensor) else core.asarray(state)
+        return self
+
+    def next_key(self):
+        self._key, sub = core.random.split(self._key)
+        return sub
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seed the global generator (returns it)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def _key(generator):
+    return (generator or default_generator).next_key()
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    dtype = _dt.canonicalize(dtype) or _dt.default_float
+    value = core.random.uniform(_key(generator), _size(size), dtype=dtype)
+    return _finish(core.asarray(value, device=device) if device else value, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    dtype = _dt.canonicalize(dtype) or _dt.default_float
+    value = core.random.normal(_key(generator), _size(size), dtype=dtype)
+    return _finish(core.asarray(value, device=device) if device else value, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    dtype = _dt.canonicalize(dtype) or _dt.int64
+    value = core.random.randint(_key(generator), tuple(size), low, high, dtype=dtype)
+    return _finish(core.asarray(value, device=device) if device else value, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    value = core.random.permutation(_key(generator), int(n))
+    if dtype is not None:
+        value = core.cast(value, dtype)
+    return _finish(value, requires_grad)
+
+
+def rand_like(input, dtype=None, device=None, requires_grad=False):
+    return rand(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False):
+    return randn(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(input, low, high=None, dtype=None, device=None, requires_grad=False):
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None):
+    if size is not None:
+        return randn(*size, generator=generator) * std + mean
+    shape = core.ops._family.broadcast_shapes("normal", *[tuple(getattr(x, "shape", ())) for x in (mean, std)])
+    return randn(*shape, generator=generator) * std + mean
+
+
+def bernoulli(input, p=None, *, generator=None):
+    probs = input if p is None else p
+    u = rand(*input.shape, generator=generator, dtype=input.dtype)
+    return (u < probs).to(input.dtype)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    probs = np.asarray(input.detach(), dtype=np.float64)
+    rows = probs.reshape(-1, probs.shape[-1])
+    keys = np.asarray(core.random.randint(_key(generator), (rows.shape[0],), 0, 2 ** 62))
+    out = []
+    for row, k in zip(rows, keys):
+        rng = np.random.Generator(np.random.Philox(int(k)))
+        p = row / row.sum()
+        if not replacement and num_samples > np.count_nonzero(p):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        out.append(rng.choice(len(p), size=num_samples, replace=replacement, p=p))
+    res = np.asarray(out, dtype=np.int64).reshape(probs.shape[:-1] + (num_samples,))
+    return Tensor._from_value(core.asarray(res))
+
+
+# in-place random fills
+
+
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    from .inplace import apply
+    return apply(self, lambda: core.random.uniform(_key(generator), tuple(self.shape), dtype=self.dtype,
+                                                   minval=a, maxval=b), "uniform_")
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    from .inplace import apply
+    return apply(self, lambda: core.add(core.mul(core.random.normal(_key(generator), tuple(self.shape),
+                                                                    dtype=self.dtype), std), mean), "normal_")
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    from .inplace import apply
+    probs = p._value() if isinstance(p, Tensor) else p
+    return apply(self, lambda: core.cast(core.lt(core.random.uniform(_key(generator), tuple(self.shape)), probs),
+                                         self.dtype), "bernoulli_")
+
+
+def random_(self, low=0, high=None, *, generator=None):
+    from .inplace import apply
+    if high is None:
+        low, high = 0, low if low else 2 ** 24
+    return apply(self, lambda: core.cast(core.random.randint(_key(generator), tuple(self.shape), low, high),
+                                         self.dtype), "random_")
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    from .inplace import apply
+    return apply(self, lambda: core.div(core.neg(core.log1p(core.neg(
+        core.random.uniform(_key(generator), tuple(self.shape), dtype=self.dtype)))), lambd), "exponential_")
+
+
+def install(T):
+    T.uniform_ = uniform_
+    T.normal_ = normal_
+    T.bernoulli_ = bernoulli_
+    T.random_ = random_
+    T.exponential_ = exponential_
+    T.bernoulli = lambda self, p=None, generator=None: bernoulli(self, p, generator=generator)

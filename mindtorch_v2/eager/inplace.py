@@ -1,0 +1,216 @@
+"""Functionalized in-place ops: compute out of place, write back, bump the version once.
+
+    b = a[1]          # a view: storage S, shape (3,), strides (1,), offset 3
+    b.add_(1)         # new = add(b, 1)                      (out of place, recorded)
+                      # S.value = as_strided_scatter(S.value, new, (3,), (1,), 3)
+                      # S.version += 1                       (a, b and every view see it)
+    autograd: a's history becomes the as_strided_scatter node (PyTorch's CopySlices),
+    b's history is `new`'s node, other views of S rebuild theirs from a when read.
+
+Every check (leaf rules, dtype cast, broadcast) runs before the single writeback,
+so a failing in-place op leaves the data and the version untouched.
+"""
+import sys
+
+import numpy as np
+
+from .. import core
+from ..core import array as _array
+from ..core import dtypes as _dt
+from ..core.ops.shape import as_strided_scatter_p
+from . import grad_mode
+from .dispatch import record_node
+from .tensor import Tensor
+
+_CATEGORY_NAMES = {_dt.BOOL: "Bool", _dt.INT: "Long", _dt.FLOAT: "Float"}
+
+
+def _conform(self, new, name):
+    """new (Tensor or number) as self's dtype and shape, or the RuntimeError PyTorch raises."""
+    if not isinstance(new, Tensor):
+        new = Tensor._wrap(core.asarray(new, dtype=self.dtype, device=self.device))
+    if new.dtype is not self.dtype:
+        if new.dtype.category > self.dtype.category:
+            raise RuntimeError(f"result type {_CATEGORY_NAMES[new.dtype.category]} can't be cast to the desired "
+                               f"output type {_dt_name(self.dtype)}")
+        new = Tensor._wrap(core.cast(new, self.dtype))
+    if new._shape != self._shape:
+        try:
+            ok = core.ops._family.broadcast_shapes(name, new._shape, self._shape) == self._shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
+                               f"{list(_broadcast_or(new._shape, self._shape))}")
+        new = Tensor._wrap(core.broadcast_to(new, self._shape))
+    return new
+
+
+def _dt_name(d):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool_": "Bool"}[d.name]
+
+
+def _broadcast_or(a, b):
+    try:
+        return core.ops._family.broadcast_shapes("", a, b)
+    except ValueError:
+        return a
+
+
+def apply(self, compute, name):
+    """Run an in-place op: compute() gives the new value of self (out of place)."""
+    self._check_inplace()
+    new = _conform(self, compute(), name)
+    write(self, new)
+    return self
+
+
+def _sole_owner(st):
+    """True when nothing but this Storage holds its cpu buffer, so writing it in place is unobservable."""
+    v = st.value
+    if type(v) is not _array.Array or v._buf is None:
+        return False
+    buf = v._buf
+    # references: st.value, the local `v`, getrefcount's argument; for the buffer: v._buf, `buf`, the argument
+    return sys.getrefcount(v) <= 3 and sys.getrefcount(buf) <= 3 and buf.base is None and buf.flags.writeable \
+        and buf.flags.c_contiguous
+
+
+def write(self, new):
+    """Write Tensor `new` (self's shape and dtype) into self's storage; bump the version; fix up history."""
+    st = self._storage
+    val = new._value()
+    if self._full:
+        st.value = val
+    else:
+        shape, strides, offset = self._geometry()
+        donate = _sole_owner(st)
+        st.value = as_strided_scatter_p.bind(st.value, val, shape=shape, strides=strides, offset=offset,
+                                             donate=donate)
+    st.version.value += 1
+    if not grad_mode.is_grad_enabled():
+        return
+    base = self._base
+    if base is None:
+        if new._rg:
+            self._grad_fn, self._output_nr, self._rg = new._grad_fn, new._output_nr, True
+        elif self._grad_fn is not None:
+            self._grad_fn, self._rg = None, False
+        return
+    if new._rg or base._rg:
+        shape, strides, offset = self._geometry()
+        # base's new history: as_strided_scatter(old base, new), recorded without recomputing it
+        out = record_node(as_strided_scatter_p,
+                          {"shape": shape, "strides": strides, "offset": offset, "donate": False},
+                          (base, new), (base._value(), val), st.value)
+        base._grad_fn, base._output_nr, base._rg = out._grad_fn, 0, True
+        if new._rg:
+            self._grad_fn, self._output_nr, self._rg = new._grad_fn, new._output_nr, True
+        self._view_version = st.version.value
+        if not new._rg:
+            self._view_version = -1  # rebuild from the base on next use
+
+
+# ---------------------------------------------------------------------------
+# the in-place methods
+
+
+def _self_or_const(self, value):
+    """`value` broadcast to self, keeping self in the graph (with zero gradient) when it requires grad."""
+    if self._rg:
+        return core.where(core.full_like(self._value(), True, dtype=_dt.bool_), value, self)
+    return value
+
+
+def _method(out_of_place):
+    def method(self, *args, **kwargs):
+        return apply(self, lambda: out_of_place(self, *args, **kwargs), out_of_place.__name__ + "_")
+    method.__name__ = out_of_place.__name__ + "_"
+    return method
+
+
+def zero_(self):
+    return apply(self, lambda: _self_or_const(self, core.zeros(self._shape, self.dtype, self.device)), "zero_")
+
+
+def fill_(self, value):
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                               "dimensions.")
+        full = core.broadcast_to(core.cast(value, self.dtype), self._shape)
+    else:
+        full = core.full(self._shape, value, dtype=self.dtype, device=self.device)
+    return apply(self, lambda: _self_or_const(self, full), "fill_")
+
+
+def copy_(self, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        src = Tensor._wrap(core.asarray(src))
+    if src.device is not self.device and src.device.type == "meta":
+        raise RuntimeError("copy_: cannot copy from a meta tensor: it holds no data")
+
+    def compute():
+        value = src if src.device is self.device else Tensor._wrap(core.ops.creation.to_device(src._value(),
+                                                                                              self.device))
+        if value.dtype is not self.dtype:
+            value = Tensor._wrap(core.cast(value, self.dtype))  # copy_ casts freely, unlike other in-place ops
+        if value._shape != self._shape:
+            value = Tensor._wrap(core.broadcast_to(value, self._shape)) if _broadcasts(value._shape, self._shape) \
+                else _raise_copy(value, self)
+        return _self_or_const(self, value)
+    return apply(self, compute, "copy_")
+
+
+def _broadcasts(src, dst):
+    try:
+        return core.ops._family.broadcast_shapes("copy_", src, dst) == tuple(dst)
+    except ValueError:
+        return False
+
+
+def _raise_copy(src, dst):
+    raise RuntimeError(f"The size of tensor a ({dst._shape[-1] if dst._shape else 1}) must match the size of "
+                       f"tensor b ({src._shape[-1] if src._shape else 1}) at non-singleton dimension "
+                       f"{len(dst._shape) - 1}: cannot copy shape {list(src._shape)} into {list(dst._shape)}")
+
+
+def setitem(self, key, value):
+    """self[key] = value: a view write for basic keys, a scatter for tensor / mask keys."""
+    from .views import _getitem_is_basic
+    if _getitem_is_basic(key):
+        view = self[key]
+        copy_(view, value if isinstance(value, Tensor) else _scalar_like(value, view))
+        return
+    self._check_inplace()
+    positions = core.getitem(core.reshape(core.arange(self.numel(), device=self.device), self._shape),
+                             _plain_key(key))
+    value = value if isinstance(value, Tensor) else _scalar_like(value, self)
+    if value.dtype is not self.dtype:
+        value = Tensor._wrap(core.cast(value, self.dtype))
+    flat_pos = core.reshape(positions, (-1,))
+    try:
+        vals = core.broadcast_to(value, tuple(positions.shape))
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value._shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(positions.shape)}") from None
+
+    def compute():
+        flat = core.reshape(self, (-1,))
+        return core.reshape(core.scatter(flat, 0, flat_pos, core.reshape(vals, (-1,))), self._shape)
+    apply(self, lambda: Tensor._wrap(compute()), "__setitem__")
+
+
+def _scalar_like(value, like):
+    return Tensor._wrap(core.asarray(value, dtype=like.dtype if not isinstance(value, np.ndarray) else None,
+                                     device=like.device))
+
+
+def _plain_key(key):
+    """Tensors inside an index key as plain core values (positions carry no gradient)."""
+    if isinstance(key, tuple):
+        return tuple(_plain_key(k) for k in key)
+    if isinstance(key, Tensor):
+        return key._value()
+    return key

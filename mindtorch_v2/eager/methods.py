@@ -1,0 +1,181 @@
+"""Tensor operators, conversions and the in-place method family."""
+from .. import core
+from ..core import dtypes as _dt
+from ..core.ops.creation import to_device
+from . import inplace, ops
+from .tensor import Tensor
+
+_w = ops._w
+
+
+def _binop(fn):
+    return lambda self, other: fn(self, other)
+
+
+def _rbinop(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _fast(prim, fallback):
+    """`a + b` on two same-dtype tensors goes straight to the bind hook (the hot path)."""
+    bind = Tensor.__mt_bind__
+
+    def op(self, other):
+        if type(other) is Tensor and other.dtype is self.dtype:
+            return bind(prim, (self, other), {})
+        return _w(fallback(self, other))
+    return op
+
+
+def to(self, *args, **kwargs):
+    """A tensor with the given dtype and/or device (self when nothing changes)."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (_dt.DType,)) or a in (float, int, bool):
+            dtype = a
+        elif a is not None:
+            device = a
+    out = self
+    if device is not None:
+        dev = core.device(device)
+        if dev is not out.device:
+            if dev.type == "npu" or out.device.type == "npu":
+                from ..core.devices import backend_for
+                backend_for(dev)
+            out = Tensor._from_value(to_device(out._value(), dev), requires_grad=False)
+            out._rg = self._rg and self._grad_fn is None and out.dtype.category == _dt.FLOAT
+    if dtype is not None:
+        dtype = _dt.canonicalize(dtype)
+        if dtype is not out.dtype:
+            out = _w(core.cast(out, dtype))
+    if copy and out is self:
+        out = self.clone()
+    return out
+
+
+def clone(self, memory_format=None):
+    """A copy with its own storage (no data is copied until one of them is written)."""
+    return _w(core.copy(self))
+
+
+def _conv(dtype):
+    return lambda self, memory_format=None: to(self, dtype)
+
+
+def type_(self, dtype=None):
+    if dtype is None:
+        return "torch." + {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
+                           "int32": "IntTensor", "bool_": "BoolTensor", "float16": "HalfTensor",
+                           "uint8": "ByteTensor", "int8": "CharTensor", "int16": "ShortTensor"}[self.dtype.name]
+    return to(self, dtype)
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from .creation import tensor
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+def _new_filled(fill):
+    def fn(self, *size, dtype=None, device=None, requires_grad=False):
+        size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+        out = _w(core.full(size, fill, dtype=dtype or self.dtype, device=device or self.device))
+        return out.requires_grad_(requires_grad)
+    return fn
+
+
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    out = _w(core.full(tuple(size), fill_value, dtype=dtype or self.dtype, device=device or self.device))
+    return out.requires_grad_(requires_grad)
+
+
+_INPLACE_FROM = [
+    "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "clamp", "clamp_min", "clamp_max",
+    "relu", "sigmoid", "tanh", "masked_fill", "index_add", "scatter", "scatter_add", "floor", "ceil", "round",
+    "sign", "reciprocal", "remainder", "fmod", "lerp", "sin", "cos", "log1p", "expm1", "rsqrt", "square",
+    "trunc", "floor_divide", "logical_not", "erf", "true_divide", "subtract", "multiply", "divide", "clip",
+    "tril", "triu",
+]
+
+
+def _inplace_from(name):
+    fn = getattr(ops, name)
+    return inplace._method(fn)
+
+
+def install(T):
+    o = ops
+    T.__add__ = _fast(core.add_p, o.add)
+    T.__radd__ = _rbinop(o.add)
+    T.__sub__ = _fast(core.sub_p, o.sub)
+    T.__rsub__ = _rbinop(o.sub)
+    T.__mul__ = _fast(core.mul_p, o.mul)
+    T.__rmul__ = _rbinop(o.mul)
+    T.__truediv__ = _binop(o.div)
+    T.__rtruediv__ = _rbinop(o.div)
+    T.__floordiv__ = _binop(o.floor_divide)
+    T.__rfloordiv__ = _rbinop(o.floor_divide)
+    T.__mod__ = _binop(o.remainder)
+    T.__rmod__ = _rbinop(o.remainder)
+    T.__pow__ = _binop(o.pow)
+    T.__rpow__ = _rbinop(o.pow)
+    T.__matmul__ = _binop(o.matmul)
+    T.__rmatmul__ = _rbinop(o.matmul)
+    T.__neg__ = lambda self: o.neg(self)
+    T.__pos__ = lambda self: self
+    T.__abs__ = lambda self: o.abs(self)
+    T.__invert__ = lambda self: _invert(self)
+    T.__and__ = _binop(o.logical_and)
+    T.__rand__ = _rbinop(o.logical_and)
+    T.__or__ = _binop(o.logical_or)
+    T.__ror__ = _rbinop(o.logical_or)
+    T.__xor__ = _binop(o.logical_xor)
+    T.__rxor__ = _rbinop(o.logical_xor)
+    T.__eq__ = _binop(o.eq)
+    T.__ne__ = _binop(o.ne)
+    T.__lt__ = _binop(o.lt)
+    T.__le__ = _binop(o.le)
+    T.__gt__ = _binop(o.gt)
+    T.__ge__ = _binop(o.ge)
+    T.__setitem__ = inplace.setitem
+    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
+        fn = {"add": o.add, "sub": o.sub, "mul": o.mul, "truediv": o.div, "floordiv": o.floor_divide,
+              "mod": o.remainder, "pow": o.pow, "and": o.logical_and, "or": o.logical_or,
+              "xor": o.logical_xor}[name]
+        setattr(T, f"__i{name}__", inplace._method(fn))
+    T.__imatmul__ = lambda self, other: inplace.apply(self, lambda: o.matmul(self, other), "__imatmul__")
+    for name in _INPLACE_FROM:
+        if hasattr(ops, name) and not name.endswith("_"):
+            setattr(T, name + "_", _inplace_from(name))
+    T.zero_ = inplace.zero_
+    T.fill_ = inplace.fill_
+    T.copy_ = inplace.copy_
+    T.to = to
+    T.clone = clone
+    T.cpu = lambda self: to(self, "cpu")
+    T.float = _conv(_dt.float32)
+    T.double = _conv(_dt.float64)
+    T.half = _conv(_dt.float16)
+    T.long = _conv(_dt.int64)
+    T.int = _conv(_dt.int32)
+    T.short = _conv(_dt.int16)
+    T.char = _conv(_dt.int8)
+    T.byte = _conv(_dt.uint8)
+    T.bool = _conv(_dt.bool_)
+    T.type = type_
+    T.type_as = lambda self, other: to(self, other.dtype)
+    T.new_tensor = new_tensor
+    T.new_zeros = _new_filled(0)
+    T.new_ones = _new_filled(1)
+    T.new_empty = _new_filled(0)
+    T.new_full = new_full
+
+
+def _invert(self):
+    if self.dtype is not _dt.bool_:
+        raise TypeError(f"~ (bitwise not) is only supported for bool tensors here, got {self.dtype}")
+    return ops.logical_not(self)

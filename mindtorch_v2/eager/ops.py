@@ -1,0 +1,721 @@
+"""Torch names for the core's functions (dim/keepdim -> axis/keepdims), as
+`torch.fn(...)` and as `Tensor.fn(...)`. The core functions run on Tensors
+through the bind hook, so each primitive they bind is recorded for autograd.
+"""
+import builtins
+import collections
+import math
+
+import numpy as np
+
+from .. import core
+from ..core import dtypes as _dt
+from .tensor import Tensor, _dim
+
+values_indices = collections.namedtuple("values_indices", ["values", "indices"])
+torch_return_types_max = type("max", (values_indices,), {"__slots__": ()})
+torch_return_types_min = type("min", (values_indices,), {"__slots__": ()})
+torch_return_types_sort = type("sort", (values_indices,), {"__slots__": ()})
+torch_return_types_topk = type("topk", (values_indices,), {"__slots__": ()})
+
+
+def _w(x):
+    """Wrap a core result as Tensor(s)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, tuple):
+        return tuple(_w(v) for v in x)
+    return Tensor._from_value(x)
+
+
+def _t(x):
+    """A Tensor from a Tensor, number or array-like input."""
+    if isinstance(x, Tensor):
+        return x
+    return Tensor._from_value(core.asarray(x))
+
+
+def _axis(dim, ndim):
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return tuple(_dim(d, ndim) for d in dim)
+    return _dim(dim, ndim)
+
+
+# ---------------------------------------------------------------------------
+# elementwise
+
+def _unary(fn):
+    def op(input):
+        return _w(fn(_t(input)))
+    op.__name__ = fn.__name__
+    return op
+
+
+abs = _unary(core.abs)  # noqa: A001
+absolute = abs
+neg = negative = _unary(core.neg)
+sign = _unary(core.sign)
+exp = _unary(core.exp)
+expm1 = _unary(core.expm1)
+log = _unary(core.log)
+log1p = _unary(core.log1p)
+sqrt = _unary(core.sqrt)
+rsqrt = _unary(core.rsqrt)
+sin = _unary(core.sin)
+cos = _unary(core.cos)
+tan = _unary(core.tan)
+tanh = _unary(core.tanh)
+sigmoid = _unary(core.sigmoid)
+erf = _unary(core.erf)
+floor = _unary(core.floor)
+ceil = _unary(core.ceil)
+round = _unary(core.round)  # noqa: A001
+reciprocal = _unary(core.reciprocal)
+logical_not = _unary(core.logical_not)
+relu = _unary(core.relu)
+square = _unary(core.square)
+
+
+def log2(input):
+    return _w(core.div(core.log(_t(input)), math.log(2.0)))
+
+
+def log10(input):
+    return _w(core.div(core.log(_t(input)), math.log(10.0)))
+
+
+def trunc(input):
+    x = _t(input)
+    return _w(core.where(core.lt(x, 0), core.ceil(x), core.floor(x)))
+
+
+def _binary(fn):
+    def op(input, other):
+        return _w(fn(input, other))
+    op.__name__ = fn.__name__
+    return op
+
+
+mul = multiply = _binary(core.mul)
+true_divide = _binary(core.div)
+floor_divide = _binary(core.floor_divide)
+remainder = _binary(core.remainder)
+pow = _binary(core.pow)  # noqa: A001
+maximum = _binary(core.maximum)
+minimum = _binary(core.minimum)
+eq = _binary(core.eq)
+ne = not_equal = _binary(core.ne)
+lt = less = _binary(core.lt)
+le = less_equal = _binary(core.le)
+gt = greater = _binary(core.gt)
+ge = greater_equal = _binary(core.ge)
+logical_and = _binary(core.logical_and)
+logical_or = _binary(core.logical_or)
+logical_xor = _binary(core.logical_xor)
+
+
+def add(input, other, *, alpha=1):
+    if alpha != 1:
+        other = core.mul(other, alpha)
+    return _w(core.add(input, other))
+
+
+def sub(input, other, *, alpha=1):
+    if alpha != 1:
+        other = core.mul(other, alpha)
+    return _w(core.sub(input, other))
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    return sub(other, input, alpha=alpha)
+
+
+def div(input, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return _w(core.div(input, other))
+    if rounding_mode == "floor":
+        return _w(core.floor_divide(input, other))
+    if rounding_mode == "trunc":
+        q = core.div(input, other)
+        q = core.where(core.lt(q, 0), core.ceil(q), core.floor(q))
+        dtype = _dt.result_type(input, other)
+        return _w(core.cast(q, dtype) if dtype.category != _dt.FLOAT else q)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+divide = div
+
+
+def fmod(input, other):
+    q = core.div(input, other)
+    q = core.where(core.lt(q, 0), core.ceil(q), core.floor(q))
+    return _w(core.sub(input, core.mul(q, other)))
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    return _w(core.where(condition, input, other))
+
+
+def clamp(input, min=None, max=None):  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return _w(core.clamp(_t(input), min, max))
+
+
+clip = clamp
+
+
+def clamp_min(input, min):  # noqa: A002
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):  # noqa: A002
+    return clamp(input, max=max)
+
+
+def masked_fill(input, mask, value):
+    mask = _t(mask)
+    if mask.dtype is not _dt.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    if not isinstance(value, Tensor):
+        value = core.full((), value, dtype=input.dtype, device=input.device)
+    else:
+        value = core.cast(value, input.dtype)
+    return _w(core.where(mask, value, input))
+
+
+def lerp(input, end, weight):
+    return _w(core.add(input, core.mul(weight, core.sub(end, input))))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = _t(input), _t(other)
+    close = core.le(core.abs(core.sub(a, b)), core.add(atol, core.mul(rtol, core.abs(b))))
+    close = core.logical_or(close, core.eq(a, b))
+    if equal_nan:
+        close = core.logical_or(close, core.logical_and(core.ne(a, a), core.ne(b, b)))
+    return _w(close)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(core.all(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def equal(input, other):
+    return tuple(input.shape) == tuple(other.shape) and bool(core.all(core.eq(input, other)).item())
+
+
+def isnan(input):
+    x = _t(input)
+    return _w(core.ne(x, x))
+
+
+def isinf(input):
+    x = _t(input)
+    return _w(core.eq(core.abs(x), math.inf)) if x.dtype.category == _dt.FLOAT else zeros_like_bool(x)
+
+
+def isfinite(input):
+    return _w(core.isfinite(_t(input)))
+
+
+def zeros_like_bool(x):
+    return _w(core.zeros(tuple(x.shape), dtype=_dt.bool_, device=x.device))
+
+
+# ---------------------------------------------------------------------------
+# reductions
+
+
+def _reduce_args(input, dim, keepdim):
+    x = _t(input)
+    return x, _axis(dim, x.ndim), bool(keepdim)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    if dtype is not None:
+        x = core.cast(x, dtype)
+    return _w(core.sum(x, axis, keepdim))
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    if dtype is not None:
+        x = core.cast(x, dtype)
+    return _w(core.prod(x, axis, keepdim))
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    if dtype is not None:
+        x = core.cast(x, dtype)
+    if x.dtype.category != _dt.FLOAT:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_type_word(x.dtype)}")
+    return _w(core.mean(x, axis, keepdim))
+
+
+def _type_word(d):
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool_": "Bool"}.get(d.name, d.name)
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased in (None, True) else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(unbiased, (int,)) and not isinstance(unbiased, bool) and dim is None:
+        dim, unbiased = unbiased, None
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    return _w(core.var(x, axis, _correction(unbiased, correction), keepdim))
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(unbiased, (int,)) and not isinstance(unbiased, bool) and dim is None:
+        dim, unbiased = unbiased, None
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    return _w(core.std(x, axis, _correction(unbiased, correction), keepdim))
+
+
+def _extremum(name, core_reduce, core_arg, core_pair, rtype):
+    def op(input, dim=None, keepdim=False, *, out=None):
+        if isinstance(dim, Tensor):
+            return _w(core_pair(input, dim))
+        x = _t(input)
+        if dim is None:
+            if x.numel() == 0:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                   "Specify the reduction dim with the 'dim' argument.")
+            return _w(core_reduce(x))
+        d = _dim(dim, x.ndim)
+        if x.ndim == 0:
+            return rtype(x, _w(core.zeros((), dtype=_dt.int64, device=x.device)))
+        idx = core_arg(x, d, keepdims=True)
+        values = core.gather(x, d, idx)
+        if not keepdim:
+            values, idx = core.squeeze(values, d), core.squeeze(idx, d)
+        return rtype(_w(values), _w(idx))
+    op.__name__ = name
+    return op
+
+
+max = _extremum("max", core.max, core.argmax, core.maximum, torch_return_types_max)  # noqa: A001
+min = _extremum("min", core.min, core.argmin, core.minimum, torch_return_types_min)  # noqa: A001
+
+
+def amax(input, dim=(), keepdim=False):
+    x, axis, keepdim = _reduce_args(input, None if dim == () else dim, keepdim)
+    return _w(core.max(x, axis, keepdim))
+
+
+def amin(input, dim=(), keepdim=False):
+    x, axis, keepdim = _reduce_args(input, None if dim == () else dim, keepdim)
+    return _w(core.min(x, axis, keepdim))
+
+
+def argmax(input, dim=None, keepdim=False):
+    x = _t(input)
+    return _w(core.argmax(x, None if dim is None else _dim(dim, x.ndim), keepdim))
+
+
+def argmin(input, dim=None, keepdim=False):
+    x = _t(input)
+    return _w(core.argmin(x, None if dim is None else _dim(dim, x.ndim), keepdim))
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    return _w(core.all(x, axis, keepdim))
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    return _w(core.any(x, axis, keepdim))
+
+
+def cumsum(input, dim, *, dtype=None):
+    x = _t(input)
+    if dtype is not None:
+        x = core.cast(x, dtype)
+    return _w(core.cumsum(x, _dim(dim, x.ndim)))
+
+
+def logsumexp(input, dim, keepdim=False):
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    return _w(core.logsumexp(x, axis, keepdim))
+
+
+def softmax(input, dim, dtype=None):
+    x = _t(input)
+    if dtype is not None:
+        x = core.cast(x, dtype)
+    return _w(core.softmax(x, _dim(dim, x.ndim)))
+
+
+def log_softmax(input, dim, dtype=None):
+    x = _t(input)
+    if dtype is not None:
+        x = core.cast(x, dtype)
+    return _w(core.log_softmax(x, _dim(dim, x.ndim)))
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    ord_ = 2 if p in ("fro", None) else (math.inf if p in ("inf", float("inf")) else p)
+    return _w(core.norm(x, ord_, axis, keepdim))
+
+
+def count_nonzero(input, dim=None):
+    x = _t(input)
+    return _w(core.sum(core.ne(x, 0), _axis(dim, x.ndim)))
+
+
+# ---------------------------------------------------------------------------
+# sorting, indexing
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    x = _t(input)
+    values, idx = core.sort(x, _dim(dim, x.ndim) if x.ndim else 0, descending)
+    return torch_return_types_sort(_w(values), _w(idx))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending, stable).indices
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+    x = _t(input)
+    d = _dim(dim, x.ndim)
+    if not 0 <= k <= (x.shape[d] if x.ndim else 1):
+        raise RuntimeError(f"selected index k out of range")
+    values, idx = core.topk(x, k, d, largest)
+    return torch_return_types_topk(_w(values), _w(idx))
+
+
+def gather(input, dim, index):
+    x = _t(input)
+    return _w(core.gather(x, _dim(dim, x.ndim), _index(index)))
+
+
+def _index(index):
+    idx = _t(index)
+    if idx.dtype is not _dt.int64 and idx.dtype.category == _dt.INT:
+        idx = _w(core.cast(idx, _dt.int64))
+    if idx.dtype is not _dt.int64:
+        raise RuntimeError(f"Expected dtype int64 for index, got {idx.dtype}")
+    return idx
+
+
+def scatter(input, dim, index, src=None, value=None, reduce=None):
+    x = _t(input)
+    if src is None:
+        src = value
+    if not isinstance(src, Tensor):
+        src = core.full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
+    if reduce == "add":
+        return _w(core.scatter_add(x, _dim(dim, x.ndim), _index(index), src))
+    if reduce is not None:
+        raise RuntimeError(f"scatter: reduce='{reduce}' is not supported (use 'add' or scatter_reduce)")
+    return _w(core.scatter(x, _dim(dim, x.ndim), _index(index), src))
+
+
+def scatter_add(input, dim, index, src):
+    x = _t(input)
+    return _w(core.scatter_add(x, _dim(dim, x.ndim), _index(index), src))
+
+
+def index_select(input, dim, index):
+    x = _t(input)
+    idx = _index(index)
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    return _w(core.take(x, core.reshape(idx, (-1,)), axis=_dim(dim, x.ndim)))
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    x = _t(input)
+    if alpha != 1:
+        source = core.mul(source, alpha)
+    return _w(core.index_add(x, _index(index), source, axis=_dim(dim, x.ndim)))
+
+
+def take(input, index):
+    return _w(core.take(_t(input), _index(index)))
+
+
+def take_along_dim(input, indices, dim=None):
+    x = _t(input)
+    if dim is None:
+        return _w(core.take(x, _index(indices)))
+    return _w(core.take_along_axis(x, _index(indices), _dim(dim, x.ndim)))
+
+
+def nonzero(input, *, as_tuple=False):
+    x = _t(input)
+    if x.device.type == "meta":
+        raise NotImplementedError("nonzero has a data-dependent shape and cannot run on meta tensors")
+    nz = np.nonzero(np.asarray(x._value()))
+    if as_tuple:
+        return tuple(Tensor._from_value(core.asarray(n.astype(np.int64))) for n in nz)
+    return Tensor._from_value(core.asarray(np.stack(nz, 1).astype(np.int64) if nz else np.zeros((1, 0), np.int64)))
+
+
+def masked_select(input, mask):
+    x, mask = _t(input), _t(mask)
+    if mask.dtype is not _dt.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {mask.dtype}")
+    shape = core.ops._family.broadcast_shapes("masked_select", tuple(x.shape), tuple(mask.shape))
+    return _w(core.getitem(core.broadcast_to(x, shape), core.broadcast_to(mask, shape)._value()
+                           if isinstance(mask, Tensor) else mask))
+
+
+# ---------------------------------------------------------------------------
+# joining, shape
+
+
+def cat(tensors, dim=0):
+    tensors = [_t(x) for x in tensors]
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    ref = builtins.max(tensors, key=lambda x: x.ndim)
+    tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0) or x is ref]  # legacy empty tensors
+    d = _dim(dim, ref.ndim)
+    for x in tensors:
+        if x.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}")
+        for i, (a, b) in enumerate(zip(x.shape, ref.shape)):
+            if i != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {b} but "
+                                   f"got size {a} for tensor number {tensors.index(x)} in the list.")
+    return _w(core.concatenate(tensors, d))
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = [_t(x) for x in tensors]
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, x in enumerate(tensors):
+        if x.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                               f"entry 0 and {list(x.shape)} at entry {i}")
+    d = _dim(dim, tensors[0].ndim + 1)
+    return cat([x.unsqueeze(d) for x in tensors], d)
+
+
+def hstack(tensors):
+    tensors = [_t(x) for x in tensors]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([x if x.ndim > 1 else x.reshape(1, -1) for x in (_t(t) for t in tensors)], 0)
+
+
+def flip(input, dims):
+    x = _t(input)
+    return _w(core.flip(x, _axis(tuple(dims) if isinstance(dims, (list, tuple)) else (dims,), x.ndim)))
+
+
+def roll(input, shifts, dims=None):
+    x = _t(input)
+    if dims is None:
+        return roll(x.flatten(), shifts, 0).view(x.shape)
+    shifts = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
+    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
+    for s, d in zip(shifts, dims):
+        d = _dim(d, x.ndim)
+        n = x.shape[d]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            x = cat([x.narrow(d, n - s, s), x.narrow(d, 0, n - s)], d)
+    return x
+
+
+def tril(input, diagonal=0):
+    return _triangle(input, diagonal, lower=True)
+
+
+def triu(input, diagonal=0):
+    return _triangle(input, diagonal, lower=False)
+
+
+def _triangle(input, diagonal, lower):
+    x = _t(input)
+    if x.ndim < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    n, m = x.shape[-2], x.shape[-1]
+    rows = core.reshape(core.arange(n, device=x.device), (n, 1))
+    cols = core.reshape(core.arange(m, device=x.device), (1, m))
+    diff = core.sub(cols, rows)
+    keep = core.le(diff, diagonal) if lower else core.ge(diff, diagonal)
+    return _w(core.where(keep, x, core.zeros((), dtype=x.dtype, device=x.device)))
+
+
+def repeat(self, *sizes):
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    if len(sizes) < self.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           "tensor")
+    x = self.reshape((1,) * (len(sizes) - self.ndim) + tuple(self.shape))
+    # interleave a new axis before each dim, broadcast it to the repeat count, then merge
+    inter = []
+    for s in x.shape:
+        inter += [1, s]
+    x = core.reshape(x, tuple(inter))
+    target = []
+    for r, s in zip(sizes, x.shape[1::2]):
+        target += [r, s]
+    x = core.broadcast_to(x, tuple(target))
+    return _w(core.reshape(x, tuple(r * s for r, s in zip(sizes, target[1::2]))))
+
+
+def tile(input, dims):
+    dims = tuple(dims)
+    x = _t(input)
+    if len(dims) < x.ndim:
+        dims = (1,) * (x.ndim - len(dims)) + dims
+    return repeat(x, *dims)
+
+
+def broadcast_to(input, size):
+    return _t(input).expand(*size)
+
+
+def broadcast_tensors(*tensors):
+    shape = core.ops._family.broadcast_shapes("broadcast_tensors", *[tuple(t.shape) for t in tensors])
+    return tuple(_t(t).expand(*shape) for t in tensors)
+
+
+def broadcast_shapes(*shapes):
+    from .tensor import Size
+    return Size(core.ops._family.broadcast_shapes("broadcast_shapes", *[tuple(s) for s in shapes]))
+
+
+# ---------------------------------------------------------------------------
+# linear algebra
+
+
+def matmul(input, other):
+    return _w(core.matmul(input, other))
+
+
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor (got {input.ndim}D and {mat2.ndim}D)")
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    return matmul(input, mat2)
+
+
+def mv(input, vec):
+    return matmul(input, vec)
+
+
+def dot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+                           f"[{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} and "
+                           f"{other.shape[0]} elements respectively")
+    return matmul(input, other)
+
+
+inner = dot
+
+
+def outer(input, vec2):
+    return _w(core.outer(_t(input), _t(vec2)))
+
+
+ger = outer
+
+
+def einsum(equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return _w(core.einsum(equation, *[_t(o) for o in operands]))
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    out = mm(mat1, mat2)
+    if alpha != 1:
+        out = out * alpha
+    return out + (input if beta == 1 else input * beta)
+
+
+def trace(input):
+    return input.diagonal().sum()
+
+
+def diag(input, diagonal=0):
+    x = _t(input)
+    if x.ndim == 2:
+        return x.diagonal(diagonal).clone()
+    if x.ndim != 1:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    n = x.shape[0] + builtins.abs(diagonal)
+    out = core.zeros((n, n), dtype=x.dtype, device=x.device)
+    idx = core.arange(x.shape[0], device=x.device)
+    rows = core.add(idx, builtins.max(-diagonal, 0))
+    cols = core.add(idx, builtins.max(diagonal, 0))
+    flat = core.add(core.mul(rows, n), cols)
+    return _w(core.reshape(core.index_add(core.reshape(out, (-1,)), flat, x, axis=0), (n, n)))
+
+
+def cdist(x1, x2, p=2.0):
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return norm(diff, p=p, dim=-1)
+
+
+# ---------------------------------------------------------------------------
+# the Tensor methods that are these functions with self first
+
+_METHODS = [
+    "abs", "neg", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin",
+    "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "reciprocal", "logical_not", "relu",
+    "square", "trunc", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+    "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "lerp",
+    "isclose", "allclose", "equal", "isnan", "isinf", "isfinite", "sum", "prod", "mean", "var", "std", "max",
+    "min", "amax", "amin", "argmax", "argmin", "all", "any", "cumsum", "logsumexp", "softmax", "log_softmax",
+    "norm", "count_nonzero", "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "index_select",
+    "index_add", "take", "take_along_dim", "nonzero", "masked_select", "flip", "roll", "tril", "triu", "repeat",
+    "tile", "broadcast_to", "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "addmm", "trace", "diag",
+]
+
+
+def install(T):
+    g = globals()
+    for name in _METHODS:
+        setattr(T, name, g[name])

@@ -1,0 +1,494 @@
+"""The eager Tensor: a mutable handle on a Storage plus a view geometry.
+
+A Tensor is (storage, shape, strides, offset). Reading it is `as_strided` of the
+storage's current value (or the value itself when the geometry covers it all).
+Views share the Storage, hence its value and version counter. Autograd state:
+`_rg` (requires grad), `_grad_fn`/`_output_nr` (the node that produced it),
+`_grad`, and for views `_base` plus the storage version their history matches.
+"""
+import numpy as np
+
+from .. import core
+from ..core import array as _array
+from ..core import dtypes as _dt
+from ..core.ops.shape import as_strided_p
+from . import grad_mode
+from .autograd.graph import AccumulateGrad
+from .dispatch import record_node, tensor_bind
+from .storage import Storage
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def contiguous_strides(shape):
+    strides = []
+    acc = 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+_VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
+               "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+               "bool_": "BoolTensor"}
+
+
+class Tensor:
+    """A torch-style tensor. Build with torch.tensor / zeros / ..., never directly from data here."""
+
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_full", "_base", "_grad_fn", "_output_nr",
+                 "_rg", "_grad", "_retains_grad", "_acc", "_view_version", "__dict__", "__weakref__")
+    __array_priority__ = 1000
+    __mt_bind__ = staticmethod(tensor_bind)
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Tensor and args:
+            from .creation import tensor as _tensor_fn
+            if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
+                return _tensor_fn(args[0], dtype=_dt.default_float)
+            return _tensor_fn(np.zeros(tuple(int(a) for a in args)), dtype=_dt.default_float)
+        return object.__new__(cls)
+
+    # ------------------------------------------------------------------
+    # construction
+
+    @classmethod
+    def _from_value(cls, value, requires_grad=False):
+        """A fresh tensor owning a new Storage holding `value` (a core value)."""
+        t = object.__new__(cls)
+        t._storage = Storage(value)
+        t._shape = value.shape
+        t._strides = None  # contiguous
+        t._offset = 0
+        t._full = True
+        t._base = None
+        t._grad_fn = None
+        t._output_nr = 0
+        t._rg = requires_grad
+        t._grad = None
+        t._retains_grad = False
+        t._acc = None
+        t._view_version = 0
+        return t
+
+    @staticmethod
+    def _wrap(x):
+        """A core result as a Tensor (results of binds on Tensors already are)."""
+        return x if isinstance(x, Tensor) else Tensor._from_value(x)
+
+    @classmethod
+    def _snapshot(cls, value, edge, requires_grad):
+        """A tensor standing for a saved value with the history it had (create_graph backward)."""
+        t = cls._from_value(value)
+        node, nr = edge
+        if node is not None:
+            if type(node) is AccumulateGrad:
+                return node.variable if node.variable._value() is value else _alias_leaf(node, value)
+            t._grad_fn, t._output_nr, t._rg = node, nr, True
+        return t
+
+    def _view_of(self, shape, strides, offset, record=None):
+        """A view sharing this tensor's storage; `record(self)` replays the op for autograd."""
+        v = object.__new__(type(self) if type(self) is Tensor else Tensor)
+        st = self._storage
+        v._storage = st
+        v._shape = tuple(shape)
+        v._strides = tuple(strides)
+        v._offset = offset
+        base_shape = st.value.shape
+        v._full = offset == 0 and v._shape == tuple(base_shape) and v._strides == contiguous_strides(base_shape)
+        v._base = self._base if self._base is not None else self
+        v._grad_fn = None
+        v._output_nr = 0
+        v._rg = False
+        v._grad = None
+        v._retains_grad = False
+        v._acc = None
+        v._view_version = st.version.value
+        if self._rg and record is not None and grad_mode.is_grad_enabled():
+            tmp = record(self)
+            v._grad_fn, v._output_nr, v._rg = tmp._grad_fn, tmp._output_nr, tmp._rg
+        return v
+
+    # ------------------------------------------------------------------
+    # value and geometry
+
+    def _value(self):
+        """The current core value of this tensor."""
+        if self._full:
+            return self._storage.value
+        return as_strided_p.bind(self._storage.value, shape=self._shape, strides=self._strides,
+                                 offset=self._offset)
+
+    def _geometry(self):
+        strides = self._strides if self._strides is not None else contiguous_strides(self._shape)
+        return self._shape, strides, self._offset
+
+    def _desc(self):
+        return f"torch.{_TYPE_NAMES.get(self.dtype.name, 'Tensor')} {list(self._shape)}"
+
+    @property
+    def shape(self):
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_dim(dim, len(self._shape))]
+
+    @property
+    def dtype(self):
+        return self._storage.value.dtype
+
+    @property
+    def device(self):
+        return self._storage.value.device
+
+    @property
+    def ndim(self):
+        return len(self._shape)
+
+    def dim(self):
+        return len(self._shape)
+
+    ndimension = dim
+
+    def numel(self):
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def stride(self, dim=None):
+        strides = self._geometry()[1]
+        return strides if dim is None else strides[_dim(dim, len(strides))]
+
+    def storage_offset(self):
+        return self._offset
+
+    def is_contiguous(self, memory_format=None):
+        shape, strides, _ = self._geometry()
+        expect = contiguous_strides(shape)
+        return all(st == e or s == 1 for s, st, e in zip(shape, strides, expect))
+
+    @property
+    def is_meta(self):
+        return self.device.type == "meta"
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def is_npu(self):
+        return self.device.type == "npu"
+
+    def is_floating_point(self):
+        return self.dtype.category == _dt.FLOAT
+
+    def is_complex(self):
+        return False
+
+    @property
+    def _version(self):
+        return self._storage.version.value
+
+    @property
+    def _version_counter(self):
+        return self._storage.version
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+        self._storage = other._storage
+        self._shape, self._strides, self._offset, self._full = other._shape, other._strides, other._offset, other._full
+
+    # ------------------------------------------------------------------
+    # conversion
+
+    def numpy(self, force=False):
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        v = self._value()
+        if not isinstance(v, _array.Array):
+            raise RuntimeError("numpy() is not available inside a function transform (the value is traced)")
+        return np.asarray(v)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = np.asarray(self._value())
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return np.asarray(self._value()).reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._value()).tolist()
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype.category != _dt.INT or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self.select(0, i) for i in range(self._shape[0]))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return _format(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return str(self)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("mindtorch_v2 tensors are saved with torch.save (a zip of .npy files), not pickle")
+
+    # ------------------------------------------------------------------
+    # autograd
+
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use "
+                                   "a computed variable in a subgraph that doesn't require differentiation use "
+                                   "var_no_grad = var.detach().")
+            return self
+        if requires_grad and self.dtype.category != _dt.FLOAT:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients "
+                               f"(got {self.dtype.name})")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        if self._base is not None and self._rg:
+            self._refresh_view_history()
+        return self._grad_fn
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            if value._shape != self._shape:
+                raise RuntimeError(f"assigned grad has data of a different size: {list(value._shape)} "
+                                   f"vs {list(self._shape)}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: {value.dtype} vs {self.dtype}")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def _refresh_view_history(self):
+        """A view whose storage was written since its history was taken reads as_strided of its base."""
+        base = self._base
+        version = self._storage.version.value
+        if self._view_version == version or not base._rg:
+            return
+        shape, strides, offset = self._geometry()
+        out = record_node(as_strided_p, {"shape": shape, "strides": strides, "offset": offset},
+                          (base,), (base._value(),), self._value())
+        self._grad_fn, self._output_nr, self._rg = out._grad_fn, 0, True
+        self._view_version = version
+
+    def _edge(self):
+        if self._base is not None:
+            self._refresh_view_history()
+        if self._grad_fn is not None:
+            return (self._grad_fn, self._output_nr)
+        if self._acc is None:
+            self._acc = AccumulateGrad(self)
+        return (self._acc, 0)
+
+    def _accumulate_grad(self, g, create_graph):
+        if not isinstance(g, Tensor):
+            g = Tensor._from_value(g)
+        elif not create_graph:
+            g = g.detach()
+        if self._grad is None:
+            self._grad = g
+        elif create_graph:
+            self._grad = self._grad + g
+        else:
+            self._grad = Tensor._from_value(core.add(self._grad._value(), g._value()))
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) * gradient into every leaf's .grad."""
+        from ..autograd import backward as _backward
+        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """hook(grad) runs when this tensor's gradient is computed; it may return a replacement."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node, nr = self._edge()
+        return node.add_pre_hook(nr, hook)
+
+    def retain_grad(self):
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        import weakref
+        ref = weakref.ref(self)
+
+        def keep(g):
+            t = ref()
+            if t is not None:
+                t._grad = g.detach() if t._grad is None else Tensor._from_value(
+                    core.add(t._grad._value(), g._value()))
+        self.register_hook(keep)
+        self._retains_grad = True
+
+    def detach(self):
+        """A tensor sharing storage (and version counter) with no history."""
+        t = object.__new__(Tensor)
+        t._storage = self._storage
+        t._shape, t._strides, t._offset, t._full = self._shape, self._strides, self._offset, self._full
+        t._base = None
+        t._grad_fn = None
+        t._output_nr = 0
+        t._rg = False
+        t._grad = None
+        t._retains_grad = False
+        t._acc = None
+        t._view_version = self._storage.version.value
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._rg:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._rg = False
+        return self
+
+    def zero_grad_(self):
+        self._grad = None
+        return self
+
+    # in-place machinery lives in inplace.py; views in views.py; the op methods in ops.py
+
+    def _check_inplace(self):
+        """PyTorch's leaf rules, checked before an in-place op changes anything."""
+        if not grad_mode.is_grad_enabled():
+            return
+        if self._grad_fn is None and self._rg and self._base is None:
+            raise RuntimeError(_LEAF_INPLACE)
+        base = self._base
+        if base is not None and base._grad_fn is None and base._rg:
+            raise RuntimeError(_VIEW_LEAF_INPLACE)
+
+
+def _alias_leaf(node, value):
+    t = Tensor._from_value(value)
+    t._acc = node
+    t._rg = True
+    return t
+
+
+def _dim(d, ndim):
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
+
+
+def _format(t):
+    v = t._value()
+    extra = []
+    if not isinstance(v, _array.Array):
+        return f"tensor(<traced {type(v).__name__}>, shape={list(t._shape)})"
+    if t.device.type == "meta":
+        return f"tensor(..., device='meta', size={tuple(t._shape)}" + (
+            f", dtype={t.dtype}" if t.dtype is not _dt.default_float else "") + ")"
+    arr = np.asarray(v)
+    if arr.dtype.kind == "f":
+        finite = arr[np.isfinite(arr)]
+        if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max(initial=0) < 1e8:
+            body = np.array2string(arr, separator=", ", prefix="tensor(",
+                                   formatter={"float_kind": lambda x: f"{x:.0f}." if np.isfinite(x) else str(x)})
+        else:
+            body = np.array2string(arr, separator=", ", prefix="tensor(", precision=4, suppress_small=True,
+                                   floatmode="fixed" if np.abs(finite).max(initial=0) < 1e4 else "maxprec")
+    else:
+        body = np.array2string(arr, separator=", ", prefix="tensor(")
+        if arr.dtype.kind == "b":
+            body = body.replace("True", "True").replace("False", "False")
+    if t.dtype not in (_dt.default_float, _dt.int64, _dt.bool_) or (arr.size == 0 and t.dtype is not _dt.default_float):
+        extra.append(f"dtype={t.dtype}")
+    if t._grad_fn is not None:
+        extra.append(f"grad_fn=<{t._grad_fn.name()}>")
+    elif t._rg:
+        extra.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extra) + ")"
+

@@ -1,0 +1,414 @@
+"""View ops: new geometry over the same Storage (no data copied).
+
+Each view computes (shape, strides, offset) over the storage and names the core
+op that produces the same value from its input, so autograd records that op's
+node (transpose, reshape, slice, ...) and a view's gradient is the op's own VJP.
+"""
+import numpy as np
+
+from .. import core
+from .tensor import Tensor, _dim, contiguous_strides
+
+
+def _shape_args(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _int_shape(shape):
+    return tuple(int(s) for s in shape)
+
+
+def _infer_view_shape(shape, numel, op):
+    shape = _int_shape(shape)
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if unknown:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _view_strides(shape, old_shape, old_strides):
+    """Strides viewing (old_shape, old_strides) as `shape` with no copy, or None (PyTorch's computeStride)."""
+    numel = 1
+    for x in old_shape:
+        numel *= x
+    if numel == 0 or not old_shape:
+        return contiguous_strides(shape)
+    new_strides = [0] * len(shape)
+    view_d = len(shape) - 1
+    chunk_base_stride = old_strides[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        # a chunk of old dims ends where the next one is not laid out right after it
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1
+                             and old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+def view(self, *shape):
+    """The same data with a new shape; raises when the strides do not allow it (use reshape)."""
+    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
+        return self.to(shape[0])  # view(dtype) with the same itemsize is not supported beyond a cast
+    shape = _infer_view_shape(_shape_args(shape), self.numel(), "view")
+    old_shape, old_strides, offset = self._geometry()
+    strides = _view_strides(shape, old_shape, old_strides)
+    if strides is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return self._view_of(shape, strides, offset, lambda t: core.reshape(t, shape))
+
+
+def reshape(self, *shape):
+    """A view when the strides allow it, else a copy."""
+    shape = _infer_view_shape(_shape_args(shape), self.numel(), "reshape")
+    old_shape, old_strides, offset = self._geometry()
+    strides = _view_strides(shape, old_shape, old_strides)
+    if strides is None:
+        return Tensor._wrap(core.reshape(self, shape))
+    return self._view_of(shape, strides, offset, lambda t: core.reshape(t, shape))
+
+
+def view_as(self, other):
+    return view(self, other.shape)
+
+
+def reshape_as(self, other):
+    return reshape(self, other.shape)
+
+
+def permute(self, *dims):
+    dims = _shape_args(dims)
+    if len(dims) != self.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           f"length of the desired ordering of dimensions i.e. input.dim() = {self.ndim} is not "
+                           f"equal to len(dims) = {len(dims)}")
+    perm = tuple(_dim(d, self.ndim) for d in dims)
+    if len(set(perm)) != len(perm):
+        raise RuntimeError(f"permute(): duplicate dims are not allowed, got {dims}")
+    shape, strides, offset = self._geometry()
+    return self._view_of(tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset,
+                         lambda t: core.transpose(t, perm))
+
+
+def transpose(self, dim0, dim1):
+    if self.ndim == 0:
+        return self._view_of((), (), self._offset, lambda t: t)
+    perm = list(range(self.ndim))
+    a, b = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
+    perm[a], perm[b] = perm[b], perm[a]
+    return permute(self, *perm)
+
+
+def t(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return transpose(self, 0, 1) if self.ndim == 2 else self._view_of(*self._geometry(), lambda x: x)
+
+
+def expand(self, *sizes):
+    sizes = _int_shape(_shape_args(sizes))
+    if len(sizes) < self.ndim:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({self.ndim})")
+    shape, strides, offset = self._geometry()
+    lead = len(sizes) - len(shape)
+    new_shape, new_strides = [], []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension {i}")
+            new_shape.append(s)
+            new_strides.append(0)
+            continue
+        old, st = shape[i - lead], strides[i - lead]
+        if s == -1 or s == old:
+            new_shape.append(old)
+            new_strides.append(st)
+        elif old == 1:
+            new_shape.append(s)
+            new_strides.append(0)
+        else:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({old}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                               f"{list(shape)}")
+    target = tuple(new_shape)
+    return self._view_of(target, tuple(new_strides), offset, lambda x: core.broadcast_to(x, target))
+
+
+def expand_as(self, other):
+    return expand(self, other.shape)
+
+
+def squeeze(self, dim=None):
+    shape, strides, offset = self._geometry()
+    if dim is None:
+        axes = tuple(i for i, s in enumerate(shape) if s == 1)
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        axes = tuple(sorted({_dim(d, self.ndim) for d in dims if self.ndim} - {None}))
+        axes = tuple(a for a in axes if shape[a] == 1)  # torch ignores non-size-1 dims
+    if not axes:
+        return self._view_of(shape, strides, offset, lambda x: x)
+    keep = [i for i in range(len(shape)) if i not in axes]
+    return self._view_of(tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), offset,
+                         lambda x: core.squeeze(x, axes))
+
+
+def unsqueeze(self, dim):
+    d = _dim(dim, self.ndim + 1)
+    shape, strides, offset = self._geometry()
+    new_stride = strides[d] * shape[d] if d < len(shape) else 1
+    return self._view_of(shape[:d] + (1,) + shape[d:], strides[:d] + (new_stride,) + strides[d:], offset,
+                         lambda x: core.expand_dims(x, d))
+
+
+def narrow(self, dim, start, length):
+    d = _dim(dim, self.ndim)
+    size = self._shape[d]
+    start = int(start)
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return _slice_view(self, d, start, start + length, 1)
+
+
+def _slice_view(self, d, start, stop, step):
+    shape, strides, offset = self._geometry()
+    n = len(range(start, stop, step))
+    new_shape = shape[:d] + (n,) + shape[d + 1:]
+    new_strides = strides[:d] + (strides[d] * step,) + strides[d + 1:]
+    key = tuple(slice(start, stop, step) if i == d else slice(None) for i in range(len(shape)))
+    return self._view_of(new_shape, new_strides, offset + (start * strides[d] if n else 0),
+                         lambda x: core.static_slice(x, key))
+
+
+def select(self, dim, index):
+    if self.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _dim(dim, self.ndim)
+    size = self._shape[d]
+    i = int(index)
+    if not -size <= i < size:
+        raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+    i %= size
+    shape, strides, offset = self._geometry()
+    key = (slice(None),) * d + (i,)
+    return self._view_of(shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], offset + i * strides[d],
+                         lambda x: core.getitem(x, key))
+
+
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    shape, strides, off = self._geometry()
+    if offset >= 0:
+        n = max(min(shape[d1], shape[d2] - offset), 0)
+        start = off + offset * strides[d2]
+    else:
+        n = max(min(shape[d1] + offset, shape[d2]), 0)
+        start = off - offset * strides[d1]
+    keep = [i for i in range(len(shape)) if i not in (d1, d2)]
+    new_shape = tuple(shape[i] for i in keep) + (n,)
+    new_strides = tuple(strides[i] for i in keep) + (strides[d1] + strides[d2],)
+    if n == 0:
+        start = off
+
+    def record(x):
+        # the diagonal as a gather from the flattened (d1, d2) plane: an as_strided of x itself
+        xs, xst, xo = _contiguous_geometry(x)
+        st = tuple(xst[i] for i in keep) + (xst[d1] + xst[d2],)
+        o = (offset * xst[d2] if offset >= 0 else -offset * xst[d1]) if n else 0
+        return core.as_strided(x, new_shape, st, o)
+    return self._view_of(new_shape, new_strides, start, record)
+
+
+def _contiguous_geometry(x):
+    shape = tuple(x.shape)
+    return shape, contiguous_strides(shape), 0
+
+
+def unfold(self, dimension, size, step):
+    d = _dim(dimension, max(self.ndim, 1)) if self.ndim else 0
+    shape, strides, offset = self._geometry()
+    length = shape[d] if self.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    n = (length - size) // step + 1
+    new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
+    st = strides[d] if self.ndim else 1
+    new_strides = strides[:d] + (st * step,) + strides[d + 1:] + (st,)
+
+    def record(x):
+        _, xst, _ = _contiguous_geometry(x)
+        xs = xst[d] if x.ndim else 1
+        return core.as_strided(x, new_shape, xst[:d] + (xs * step,) + xst[d + 1:] + (xs,), 0)
+    return self._view_of(new_shape, new_strides, offset, record)
+
+
+def split(self, split_size_or_sections, dim=0):
+    d = _dim(dim, self.ndim)
+    size = self._shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and size:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+        sections = [min(step, size - i) for i in range(0, size, step)] if step else [0]
+    else:
+        sections = [int(s) for s in split_size_or_sections]
+        if sum(sections) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                               f"at dimension {d}), but got split_sizes={sections}")
+    out, start = [], 0
+    for s in sections:
+        out.append(_slice_view(self, d, start, start + s, 1))
+        start += s
+    return tuple(out)
+
+
+def chunk(self, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _dim(dim, self.ndim)
+    size = self._shape[d]
+    step = -(-size // chunks) if size else 1
+    return split(self, step, d)
+
+
+def unbind(self, dim=0):
+    d = _dim(dim, self.ndim)
+    return tuple(select(self, d, i) for i in range(self._shape[d]))
+
+
+def flatten(self, start_dim=0, end_dim=-1):
+    if self.ndim == 0:
+        return reshape(self, (1,))
+    s, e = _dim(start_dim, self.ndim), _dim(end_dim, self.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = self._shape
+    n = 1
+    for x in shape[s:e + 1]:
+        n *= x
+    return reshape(self, shape[:s] + (n,) + shape[e + 1:])
+
+
+def unflatten(self, dim, sizes):
+    d = _dim(dim, self.ndim)
+    sizes = _infer_view_shape(sizes, self._shape[d], "unflatten")
+    return reshape(self, self._shape[:d] + tuple(sizes) + self._shape[d + 1:])
+
+
+def movedim(self, source, destination):
+    src = [_dim(s, self.ndim) for s in (source if isinstance(source, (tuple, list)) else (source,))]
+    dst = [_dim(s, self.ndim) for s in (destination if isinstance(destination, (tuple, list)) else (destination,))]
+    order = [i for i in range(self.ndim) if i not in src]
+    perm = [None] * self.ndim
+    for s, d_ in zip(src, dst):
+        perm[d_] = s
+    it = iter(order)
+    perm = [p if p is not None else next(it) for p in perm]
+    return permute(self, *perm)
+
+
+def contiguous(self, memory_format=None):
+    """self when already contiguous, else a contiguous copy."""
+    return self if self.is_contiguous() else self.clone()
+
+
+def _getitem_is_basic(key):
+    keys = key if isinstance(key, tuple) else (key,)
+    for k in keys:
+        if k is None or k is Ellipsis or isinstance(k, slice):
+            continue
+        if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            continue
+        return False
+    return True
+
+
+def getitem(self, key):
+    """Basic indexing (ints, slices, None, ...) gives a view; tensors, lists and masks give a copy."""
+    if _getitem_is_basic(key):
+        return _basic_view(self, key)
+    return Tensor._wrap(core.getitem(self, key))
+
+
+def _basic_view(self, key):
+    keys = list(key) if isinstance(key, tuple) else [key]
+    n_ellipsis = sum(1 for k in keys if k is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 for k in keys if k is not None and k is not Ellipsis)
+    if consumed > self.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
+    if n_ellipsis:
+        i = keys.index(Ellipsis)
+        keys[i:i + 1] = [slice(None)] * (self.ndim - consumed)
+    shape, strides, offset = self._geometry()
+    new_shape, new_strides = [], []
+    axis = 0
+    for k in keys:
+        if k is None:
+            new_shape.append(1)
+            new_strides.append(1)
+            continue
+        size, st = shape[axis], strides[axis]
+        if isinstance(k, slice):
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, step = k.indices(size)
+            n = len(range(start, stop, step))
+            if n:
+                offset += start * st
+            new_shape.append(n)
+            new_strides.append(st * step)
+        else:
+            i = int(k)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {axis} with size {size}")
+            offset += (i % size) * st
+        axis += 1
+    new_shape.extend(shape[axis:])
+    new_strides.extend(strides[axis:])
+    return self._view_of(tuple(new_shape), tuple(new_strides), offset, lambda x: core.getitem(x, key))
+
+
+def install(T):
+    for name in ("view", "reshape", "view_as", "reshape_as", "permute", "transpose", "t", "expand", "expand_as",
+                 "squeeze", "unsqueeze", "narrow", "select", "diagonal", "unfold", "split", "chunk", "unbind",
+                 "flatten", "unflatten", "movedim", "contiguous"):
+        setattr(T, name, globals()[name])
+    T.__getitem__ = getitem
+    T.swapaxes = T.swapdims = transpose
+    T.moveaxis = movedim
+    T.T = property(lambda self: permute(self, *reversed(range(self.ndim))))
+    T.mT = property(lambda self: transpose(self, -2, -1))

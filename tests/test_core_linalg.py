@@ -1,0 +1,74 @@
+"""matmul with NumPy semantics: vectors, matrices, broadcast batches; errors; gradients."""
+import numpy as np
+import pytest
+
+from mindtorch_v2 import core
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("sa, sb", [
+    ((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
+    ((3,), (5, 3, 4)), ((5, 2, 3), (3,)), ((2, 1, 2, 3), (4, 3, 2)), ((1, 2, 3), (6, 3, 1)),
+])
+def test_matmul_matches_numpy(sa, sb):
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    out = core.matmul(core.asarray(a), core.asarray(b))
+    expected = np.matmul(a, b)
+    assert out.shape == expected.shape
+    np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("sa, sb, message", [
+    ((2, 3), (4, 5), r"matmul: shapes \(2, 3\) and \(4, 5\) are not aligned"),
+    ((3,), (4,), r"matmul: shapes \(3,\) and \(4,\) are not aligned"),
+    ((3,), (4, 5), r"matmul: shapes \(3,\) and \(4, 5\) are not aligned"),
+    ((2, 3), (4,), r"matmul: shapes \(2, 3\) and \(4,\) are not aligned"),
+    ((2, 2, 3), (3, 3, 4), r"matmul: shapes \(2, 2, 3\) and \(3, 3, 4\) cannot broadcast"),
+    ((), (3,), "at least 1-D"),
+])
+def test_matmul_shape_errors_name_the_shapes(sa, sb, message):
+    with pytest.raises(ValueError, match=message):
+        core.matmul(core.zeros(sa), core.zeros(sb))
+
+
+def test_matmul_operator_dtypes_and_helpers():
+    assert (core.asarray([1.0, 2.0]) @ core.asarray([3.0, 4.0])).item() == 11.0
+    out = core.matmul(core.asarray([[1, 2]]), core.asarray([[3], [4]]))
+    assert out.dtype is core.int64 and out.tolist() == [[11]]
+    assert core.matmul(core.asarray([[1, 2]]), core.asarray([[3.0], [4.0]])).dtype is core.float32
+    assert (np.array([[1.0, 0.0], [0.0, 1.0]]) @ core.asarray([1.0, 2.0])).tolist() == [1.0, 2.0]
+    np.testing.assert_array_equal(np.asarray(core.outer(core.asarray([1.0, 2.0]), core.asarray([3.0, 4.0, 5.0]))),
+                                  np.outer([1.0, 2.0], [3.0, 4.0, 5.0]))
+    assert core.dot(core.asarray([1.0, 2.0]), core.asarray([3.0, 4.0])).item() == 11.0
+
+
+@pytest.mark.parametrize("sa, sb", [((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 1, 2, 3), (4, 3, 2))])
+def test_matmul_gradients_match_hand_derivation(sa, sb):
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    w = RNG.standard_normal(np.matmul(a, b).shape)
+    ga, gb = core.grad(lambda x, y: core.sum(core.matmul(x, y) * core.asarray(w)), argnums=(0, 1))(
+        core.asarray(a), core.asarray(b))
+    # d/da sum(w * (a @ b)), computed with numpy on promoted 2-D operands then summed over broadcasting
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    w2 = np.asarray(w).reshape(np.matmul(a2, b2).shape)
+    ga_full = np.matmul(w2, np.swapaxes(b2, -1, -2))
+    gb_full = np.matmul(np.swapaxes(a2, -1, -2), w2)
+
+    def reduce_to(g, shape):
+        while g.ndim > len(shape):
+            g = g.sum(0)
+        return g.sum(axis=tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1), keepdims=True)
+
+    np.testing.assert_allclose(np.asarray(ga), reduce_to(ga_full, a2.shape).reshape(sa), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gb), reduce_to(gb_full, b2.shape).reshape(sb), rtol=1e-12)
+
+
+def test_matmul_jvp_is_product_rule():
+    a = core.asarray([[1.0, 2.0], [3.0, 4.0]])
+    b = core.asarray([[0.5, 0.0], [1.0, -1.0]])
+    ta = core.asarray([[1.0, 0.0], [0.0, 0.0]])
+    tb = core.asarray([[0.0, 1.0], [0.0, 0.0]])
+    out, t = core.jvp(lambda x, y: x @ y, (a, b), (ta, tb))
+    np.testing.assert_allclose(np.asarray(t), np.asarray(ta) @ np.asarray(b) + np.asarray(a) @ np.asarray(tb))
