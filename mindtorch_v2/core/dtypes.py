@@ -27,8 +27,8 @@ class DType:
     def is_floating_point(self):
         return self.category == FLOAT
 
-    def __repr__(self):
-        return f"mindtorch_v2.core.{self.name}"
+    def __repr__(self):  # the eager layer's torch.float32 is this very object
+        return "torch.bool" if self is bool_ else f"torch.{self.name}"
 
     def __reduce__(self):
         return (from_name, (self.name,))

@@ -118,6 +118,17 @@ register("cast", _cast(), linear=True)
 register("stop_gradient", shapes(min_side=0).flatmap(any_array).map(lambda x: Sample((x,))))
 
 
+@st.composite
+def _copy(draw):
+    shape = draw(shapes(min_side=0))
+    if draw(st.integers(0, 2)) == 2:
+        return Sample((draw(any_array(shape)),))
+    return Sample((draw(floats(shape, -3, 3)),), diff=(0,))
+
+
+register("copy", _copy(), linear=True)
+
+
 # ---------------------------------------------------------------------------
 # unary float ops: (lo, hi) of the sampled domain; "mag" domains are |x| in [lo, hi]
 
@@ -166,6 +177,8 @@ register("abs", _numeric_unary(True))
 for _name in ("sign", "floor", "ceil", "round"):
     register(_name, _numeric_unary(False))
 register("logical_not", shapes(min_side=0).flatmap(any_array).map(lambda x: Sample((x,))))
+register("bitwise_not", shapes(min_side=0).flatmap(
+    lambda s: any_array(s, (np.bool_,) + INT_DTYPES)).map(lambda x: Sample((x,))))
 
 
 # ---------------------------------------------------------------------------
@@ -247,14 +260,16 @@ register("remainder", _remainder())
 
 
 @st.composite
-def _compare(draw):
+def _compare(draw, dtypes=ALL_DTYPES):
     sx, sy = draw(broadcast_shapes(2))
-    dtype = draw(st.sampled_from(ALL_DTYPES))
+    dtype = draw(st.sampled_from(dtypes))
     return Sample((draw(any_array(sx, (dtype,), -2, 2)), draw(any_array(sy, (dtype,), -2, 2))))
 
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
     register(_name, _compare())
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    register(_name, _compare((np.bool_,) + INT_DTYPES))
 
 
 @st.composite

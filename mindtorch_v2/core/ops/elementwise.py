@@ -188,7 +188,10 @@ def _min_partial(x, y, out):
 
 
 def _pow_dx(x, y, out):
-    return where(eq(y, 0.0), 0.0, mul(y, pow(x, sub(y, 1.0))))
+    # y * x^(y-1), with 0 (not 0 * inf) at x = y = 0 as torch; masking only that point keeps the
+    # rule differentiable in y at y = 0, and the inner where keeps a nan out of higher orders
+    at_origin = logical_and(eq(x, 0.0), eq(y, 0.0))
+    return where(at_origin, 0.0, mul(y, pow(where(at_origin, 1.0, x), sub(y, 1.0))))
 
 
 def _pow_dy(x, y, out):

@@ -11,8 +11,8 @@ from .. import dtypes as dt
 from ..primitive import Primitive
 from . import _family
 from ._family import normalize_axes, normalize_axis
-from .elementwise import cast, div, eq, logical_and, mul, where
-from .shape import broadcast_to, flip, reshape
+from .elementwise import cast, div, eq, mul
+from .shape import _inverse_perm, broadcast_to, flip, pad_p, reshape, transpose
 
 
 def _reduced_shape(shape, axis, keepdims):
@@ -65,16 +65,32 @@ def _sum_cpu(x, *, axis, keepdims):
     return np.sum(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
 
 
+def _shift(x, k, reverse):
+    """x moved k places along its last axis (towards the end; the start when reverse), 1 in the gap."""
+    pw = ((0, 0),) * (x.ndim - 1) + (((-k, k) if reverse else (k, -k)),)
+    return pad_p.bind(x, pad_width=pw, value=1)
+
+
+def _exclusive_cumprod(x, reverse):
+    """Product of the elements before each position on the last axis (after it, when reverse).
+    A Hillis-Steele scan of log2(n) shifted multiplies: no division, so exact with zeros, and
+    made of mul and pad only, so differentiable to any order (as JAX's tree-shaped reduce_prod)."""
+    p = _shift(x, 1, reverse)
+    k = 1
+    while k < x.shape[-1]:
+        p = mul(p, _shift(p, k, reverse))
+        k *= 2
+    return p
+
+
 def _prod_vjp(g, out, x, *, axis, keepdims):
-    # d prod / d x_i = product of the others; exact with zeros in x (no division by 0):
-    # no zero: out / x; exactly one zero: the product of the non-zeros at that place, 0 elsewhere.
+    # d prod / d x_i = the product of the others = (product before i) * (product after i)
     g = _expand_back(g, x, axis, keepdims)
-    is_zero = eq(x, 0.0)
-    safe = where(is_zero, 1.0, x)
-    prod_nonzero = prod_p.bind(safe, axis=axis, keepdims=True)
-    n_zero = sum_p.bind(cast(is_zero, dt.int64), axis=axis, keepdims=True)
-    others = where(eq(n_zero, 0), div(prod_nonzero, safe),
-                   where(logical_and(eq(n_zero, 1), is_zero), prod_nonzero, 0.0))
+    rest = tuple(i for i in range(x.ndim) if i not in axis)
+    perm = rest + tuple(axis)
+    xt = reshape(transpose(x, perm), tuple(x.shape[i] for i in rest) + (-1,))
+    others = mul(_exclusive_cumprod(xt, False), _exclusive_cumprod(xt, True))
+    others = transpose(reshape(others, tuple(x.shape[i] for i in perm)), _inverse_perm(perm))
     return mul(broadcast_to(g, x.shape), others)
 
 
