@@ -233,7 +233,9 @@ class SecondOrder:
 @given(data=st.data())
 def test_second_order_matches_central_differences(name, data):
     p = differentiable_problem(name, data)
-    assume(p.sample.smooth)
+    if not p.sample.smooth:  # a sample near a kink: its second derivative is not defined
+        note("not smooth: second order not checked")
+        return
     so = SecondOrder(p, np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed2")))
 
     value, pull = core.vjp(so.h, *so.point)

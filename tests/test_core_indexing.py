@@ -21,6 +21,8 @@ I = np.array
     (I([0, 1]), 0, I([1, 2])), (I(1), I([0, 1])),
     (I([[0, 1], [1, 2]]), I([0]), slice(None)), (slice(None), None, I([0, 1]), slice(None)),
     (I([0, 1]), None, I([0, 1])), (slice(None, None, -1), I([0, 1])), (I([], dtype=np.int64),),
+    # with an Ellipsis (an index array is never compared with `==` while parsing the key)
+    (I([0, 2]), Ellipsis), (Ellipsis, I([1, 3])), (I([0, 2]), Ellipsis, 1), (Ellipsis, I([[0], [1]]), I([1, 3])),
     # lists
     ([0, 1],), ([0, 1], [1, 2]), [2, 0, 2],
 ], ids=repr)
@@ -54,6 +56,7 @@ def test_getitem_with_array_indices_and_numpy_ints():
     ((slice(None), I([-5])), "index -5 is out of bounds for axis 1"),
     ((0, 0, 0, 0), "too many indices"),
     ((Ellipsis, Ellipsis), "single ellipsis"),
+    ((I([0, 1, 2]), I([0, 1])), r"could not be broadcast together with shapes \(3,\) \(2,\)"),
 ])
 def test_getitem_out_of_range_raises_index_error(key, words):
     with pytest.raises(IndexError, match=words):
@@ -227,3 +230,67 @@ def test_sort_and_topk_gradients_route_to_the_source_positions():
     assert g.tolist() == [3.0, 1.0, 2.0]
     g = core.grad(lambda v: core.sum(core.topk(v, 2)[0]))(core.asarray([3.0, 1.0, 2.0]))
     assert g.tolist() == [1.0, 0.0, 1.0]
+
+
+def _random_key(rng):
+    parts = []
+    for _ in range(rng.randint(0, 5)):
+        t = rng.random()
+        if t < 0.2:
+            parts.append(rng.randint(-2, 1))
+        elif t < 0.45:
+            parts.append(slice(rng.choice([None, -3, -1, 0, 1, 2]), rng.choice([None, -1, 0, 2, 4]),
+                               rng.choice([None, 1, 2, -1, -2])))
+        elif t < 0.55:
+            parts.append(None)
+        elif t < 0.62:
+            parts.append(Ellipsis)
+        else:
+            parts.append(np.array(rng.choice([[0, 1], [[1], [0]], [-1, 0, 1], [1]])))
+    return tuple(parts)
+
+
+def _zero_width_ellipsis_among_arrays(key, ndim):
+    # NumPy counts even an empty `...` as separating advanced indices; torch and jax do not (nor do we)
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    return (any(k is Ellipsis for k in key) and consumed == ndim
+            and any(isinstance(k, np.ndarray) for k in key))
+
+
+def test_random_mixed_keys_match_numpy():
+    import random
+    rng = random.Random(0)
+    xn = np.arange(120.0).reshape(2, 3, 4, 5)
+    x = core.asarray(xn)
+    checked = 0
+    for _ in range(400):
+        key = _random_key(rng)
+        if _zero_width_ellipsis_among_arrays(key, xn.ndim):
+            continue
+        try:
+            expected = xn[key]
+        except IndexError:
+            with pytest.raises(IndexError):
+                x[key]
+            continue
+        out = x[key]
+        assert out.shape == expected.shape, key
+        np.testing.assert_array_equal(np.asarray(out), expected, err_msg=repr(key))
+        checked += 1
+    assert checked > 200
+
+
+def test_zero_dim_sort_topk_gather_scatter_like_torch():
+    s = core.asarray(2.0)
+    values, indices = core.topk(s, 1)
+    assert values.item() == 2.0 and indices.item() == 0
+    values, indices = core.sort(s)
+    assert values.item() == 2.0 and indices.item() == 0
+    assert core.gather(s, 0, core.asarray(0)).item() == 2.0
+    assert core.scatter_add(s, 0, core.asarray(0), core.asarray(3.0)).item() == 5.0
+    assert core.scatter(s, 0, core.asarray(-1), core.asarray(3.0)).item() == 3.0
+    assert core.grad(lambda v: core.gather(v, 0, core.asarray(0)) * 3.0)(s).item() == 3.0
+    with pytest.raises(IndexError, match="out of bounds"):
+        core.gather(s, 0, core.asarray(1))
+    with pytest.raises(ValueError, match="k=2"):
+        core.topk(s, 2)

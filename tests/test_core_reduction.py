@@ -198,3 +198,30 @@ def test_composite_gradients_at_special_points():
     assert core.grad(lambda v: core.softmax(v)[0])(core.asarray([0.0, 0.0])).tolist() == [0.25, -0.25]
     g = core.grad(lambda v: core.norm(v, math.inf))(core.asarray([1.0, -3.0, 3.0]))
     assert g.tolist() == [0.0, -0.5, 0.5]
+
+
+def test_zero_dim_inputs_accept_axis_0_and_minus_1_like_torch():
+    s = core.asarray(2.0)
+    for fn in (core.sum, core.prod, core.max, core.min, core.mean, core.logsumexp):
+        for axis in (0, -1, None):
+            out = fn(s, axis)
+            assert out.shape == () and out.item() == pytest.approx(2.0)
+    assert core.argmax(s, -1).item() == 0
+    assert core.cumsum(s, 0).item() == 2.0
+    assert core.softmax(s).item() == 1.0
+    assert core.var(s).item() == 0.0
+    # the primitives themselves, bound with axis (0,) on a 0-d array
+    from mindtorch_v2.core.ops import reduction as R
+    for prim in (R.sum_p, R.prod_p, R.max_p, R.min_p, R.any_p, R.all_p):
+        for keepdims in (False, True):
+            assert prim.bind(s, axis=(0,), keepdims=keepdims).shape == ()
+    assert core.grad(lambda v: R.prod_p.bind(v, axis=(0,), keepdims=False))(s).item() == 1.0
+
+
+def test_prod_second_derivative_is_exact_with_zeros():
+    # f = x0 x1 x2: the Hessian is [[0, x2, x1], [x2, 0, x0], [x1, x0, 0]], zeros in x or not
+    h = core.hessian(lambda v: core.prod(v))(core.asarray([0.0, 0.0, 3.0]))
+    assert h.tolist() == [[0.0, 3.0, 0.0], [3.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    g = core.grad(lambda v: core.sum(core.prod(v, (0, 2), keepdims=True)))(core.asarray(x))
+    np.testing.assert_allclose(np.asarray(g), np.prod(x, axis=(0, 2), keepdims=True) / x, rtol=1e-10)

@@ -200,3 +200,12 @@ def test_as_strided_scatter_gradients():
 def test_as_strided_jvp_is_the_same_view_of_the_tangent():
     _, t = core.jvp(lambda v: core.as_strided(v, (2, 2), (1, 1)), (core.zeros(3),), (core.asarray([1.0, 2.0, 3.0]),))
     assert t.tolist() == [[1.0, 2.0], [2.0, 3.0]]
+
+
+def test_pad_with_negative_widths_beyond_the_size_and_its_gradient():
+    # grow first, then crop: size s + lo + hi, as jax.lax.pad
+    same(core.pad(core.asarray([1, 2]), ((-3, 2),)), [0])
+    g = core.grad(lambda v: core.sum(core.pad(v, ((-1, 2),)) * core.asarray([1.0, 2.0, 3.0, 4.0, 5.0])))(core.zeros(4))
+    assert g.tolist() == [0.0, 1.0, 2.0, 3.0]
+    from mindtorch_v2.core.ops.shape import pad_p
+    assert pad_p.bind(core.asarray(3.0), pad_width=(), value=0.0).item() == 3.0  # 0-d: nothing to pad

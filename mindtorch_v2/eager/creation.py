@@ -3,6 +3,7 @@ import numpy as np
 
 from .. import core
 from ..core import dtypes as _dt
+from .inplace import apply
 from .tensor import Size, Tensor
 
 
@@ -170,20 +171,26 @@ def initial_seed():
     return default_generator.initial_seed()
 
 
-def _key(generator):
-    return (generator or default_generator).next_key()
+def _key(generator, device=None):
+    """The next key of the generator, on `device` (a meta key draws shapes only, never numbers)."""
+    k = (generator or default_generator).next_key()
+    if device is not None:
+        device = core.device(device)
+        if device is not k.device:
+            k = core.ops.creation.to_device(k, device)
+    return k
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = _dt.canonicalize(dtype) or _dt.default_float
-    value = core.random.uniform(_key(generator), _size(size), dtype=dtype)
-    return _finish(core.asarray(value, device=device) if device else value, requires_grad)
+    value = core.random.uniform(_key(generator, device), _size(size), dtype=dtype)
+    return _finish(value, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = _dt.canonicalize(dtype) or _dt.default_float
-    value = core.random.normal(_key(generator), _size(size), dtype=dtype)
-    return _finish(core.asarray(value, device=device) if device else value, requires_grad)
+    value = core.random.normal(_key(generator, device), _size(size), dtype=dtype)
+    return _finish(value, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -192,12 +199,12 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if high is None:
         low, high = 0, low
     dtype = _dt.canonicalize(dtype) or _dt.int64
-    value = core.random.randint(_key(generator), tuple(size), low, high, dtype=dtype)
-    return _finish(core.asarray(value, device=device) if device else value, requires_grad)
+    value = core.random.randint(_key(generator, device), _size(size), low, high, dtype=dtype)
+    return _finish(value, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    value = core.random.permutation(_key(generator), int(n))
+    value = core.random.permutation(_key(generator, device), int(n))
     if dtype is not None:
         value = core.cast(value, dtype)
     return _finish(value, requires_grad)
@@ -243,40 +250,41 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return Tensor._from_value(core.asarray(res))
 
 
-# in-place random fills
+# in-place random fills: the draw is computed out of place, then written back like any in-place op
+
+
+def _draw(self, generator):
+    return _key(generator, self.device), tuple(self.shape)
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
-    from .inplace import apply
-    return apply(self, lambda: core.random.uniform(_key(generator), tuple(self.shape), dtype=self.dtype,
-                                                   minval=a, maxval=b), "uniform_")
+    k, shape = _draw(self, generator)
+    return apply(self, lambda: core.random.uniform(k, shape, dtype=self.dtype, minval=a, maxval=b), "uniform_")
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    from .inplace import apply
-    return apply(self, lambda: core.add(core.mul(core.random.normal(_key(generator), tuple(self.shape),
-                                                                    dtype=self.dtype), std), mean), "normal_")
+    k, shape = _draw(self, generator)
+    return apply(self, lambda: core.add(core.mul(core.random.normal(k, shape, dtype=self.dtype), std), mean),
+                 "normal_")
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
-    from .inplace import apply
+    k, shape = _draw(self, generator)
     probs = p._value() if isinstance(p, Tensor) else p
-    return apply(self, lambda: core.cast(core.lt(core.random.uniform(_key(generator), tuple(self.shape)), probs),
-                                         self.dtype), "bernoulli_")
+    return apply(self, lambda: core.cast(core.lt(core.random.uniform(k, shape), probs), self.dtype), "bernoulli_")
 
 
 def random_(self, low=0, high=None, *, generator=None):
-    from .inplace import apply
     if high is None:
         low, high = 0, low if low else 2 ** 24
-    return apply(self, lambda: core.cast(core.random.randint(_key(generator), tuple(self.shape), low, high),
-                                         self.dtype), "random_")
+    k, shape = _draw(self, generator)
+    return apply(self, lambda: core.cast(core.random.randint(k, shape, low, high), self.dtype), "random_")
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    from .inplace import apply
-    return apply(self, lambda: core.div(core.neg(core.log1p(core.neg(
-        core.random.uniform(_key(generator), tuple(self.shape), dtype=self.dtype)))), lambd), "exponential_")
+    k, shape = _draw(self, generator)
+    return apply(self, lambda: core.div(core.neg(core.log1p(core.neg(core.random.uniform(k, shape, dtype=self.dtype)))),
+                                        lambd), "exponential_")
 
 
 def install(T):

@@ -16,8 +16,10 @@ def _grad_enabled():
     return getattr(_state, "enabled", True)
 
 
+Tensor = None  # eager/tensor.py sets this once the class exists (no per-call import)
+
+
 def tensor_bind(prim, args, params):
-    from .tensor import Tensor
     vals = []
     record = False
     for a in args:
@@ -28,7 +30,7 @@ def tensor_bind(prim, args, params):
         else:
             vals.append(a)
     out = prim.bind(*vals, **params)
-    if record and prim.vjp is not None and _grad_enabled():
+    if record and prim.vjp is not None and getattr(_state, "enabled", True):
         return record_node(prim, params, args, vals, out)
     if prim.multiple_results:
         return tuple(Tensor._from_value(o) for o in out)
@@ -47,12 +49,14 @@ def edge_of(t):
     return t._edge()
 
 
+_NO_EDGE = (None, 0)
+
+
 def record_node(prim, params, args, vals, out):
     """Record prim(args) -> out on the tape; return the output Tensors with this node as grad_fn."""
-    from .tensor import Tensor
     edges = []
     for a in args:
-        edges.append(edge_of(a) if isinstance(a, Tensor) else (None, 0))
+        edges.append(a._edge() if isinstance(a, Tensor) and a._rg else _NO_EDGE)
     reads = prim.vjp_reads
     if prim.vjp_reads_by_input is not None:  # only what the rules of inputs needing a gradient read
         reads = set()
@@ -60,27 +64,34 @@ def record_node(prim, params, args, vals, out):
             if e[0] is not None:
                 reads.update(r)
     saved = {}
-    avals = []
-    for i, (a, v) in enumerate(zip(args, vals)):
+    specs = []
+    for i, v in enumerate(vals):
         if i in reads:
+            a = args[i]
             if isinstance(a, Tensor):
-                saved[i] = Saved(v, a._storage.version, a._storage.version.value, edges[i], a._rg, a._desc())
+                counter = a._storage.version
+                saved[i] = Saved(v, counter, counter.value, edges[i], a._rg)
             else:
-                saved[i] = Saved(v, None, 0, (None, 0), False, "")
-            avals.append(None)
+                saved[i] = Saved(v, None, 0, _NO_EDGE, False)
+            specs.append(None)
         else:
-            avals.append(aval_of(v))
+            specs.append((v.shape, v.dtype, v.device))
     outs = out if prim.multiple_results else (out,)
-    node = Node(prim, params, tuple(edges), saved, avals, tuple(aval_of(o) for o in outs))
+    node = Node(prim, params, tuple(edges), saved, specs, [(o.shape, o.dtype, o.device) for o in outs])
     results = []
-    for k, o in enumerate(outs):
+    k = 0
+    for o in outs:
         t = Tensor._from_value(o)
-        if o.dtype.category == _dt.FLOAT:
+        if o.dtype.category == _FLOAT:
             t._grad_fn = node
             t._output_nr = k
             t._rg = True
         results.append(t)
+        k += 1
     if "out" in reads:
-        node.out_saved = [Saved(o, t._storage.version, 0, (node, k), True, t._desc())
+        node.out_saved = [Saved(o, t._storage.version, 0, (node, k), True)
                           for k, (o, t) in enumerate(zip(outs, results))]
     return tuple(results) if prim.multiple_results else results[0]
+
+
+_FLOAT = _dt.FLOAT

@@ -19,7 +19,9 @@ from ..core import array as _array
 from ..core import dtypes as _dt
 from ..core.ops.shape import as_strided_scatter_p
 from . import grad_mode
+from .autograd.graph import AccumulateGrad
 from .dispatch import record_node
+from .functionalize import is_functionalizing
 from .tensor import Tensor
 
 _CATEGORY_NAMES = {_dt.BOOL: "Bool", _dt.INT: "Long", _dt.FLOAT: "Float"}
@@ -61,20 +63,74 @@ def _broadcast_or(a, b):
 def apply(self, compute, name):
     """Run an in-place op: compute() gives the new value of self (out of place)."""
     self._check_inplace()
-    new = _conform(self, compute(), name)
+    _check_no_overlap(self)
+    try:
+        new = _conform(self, compute(), name)
+    except ValueError as e:  # the core's shape errors are RuntimeErrors in torch
+        raise RuntimeError(str(e)) from None
     write(self, new)
     return self
 
 
-def _sole_owner(st):
-    """True when nothing but this Storage holds its cpu buffer, so writing it in place is unobservable."""
+def _check_no_overlap(self):
+    """PyTorch refuses to write a tensor whose elements alias each other (an expanded view)."""
+    strides = self._strides
+    if strides is not None and 0 in strides:
+        for size, stride in zip(self._shape, strides):
+            if stride == 0 and size > 1:
+                raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers "
+                                   "to a single memory location. Please clone() the tensor before performing the "
+                                   "operation.")
+
+
+def original(self):
+    """self's current value as the input of its own in-place op.
+
+    PyTorch saves a clone of `self` when an in-place op's backward reads the original (y.mul_(w) reads y for
+    w's gradient). Our values are immutable, so the clone is free: a tensor with self's value and history but
+    a version counter of its own, which the write that follows does not bump.
+    """
+    if not grad_mode.is_grad_enabled():
+        return self
+    t = Tensor._from_value(self._value())
+    if self._rg:
+        node, nr = self._edge()
+        if type(node) is AccumulateGrad:
+            t._acc = node
+        else:
+            t._grad_fn, t._output_nr = node, nr
+        t._rg = True
+    return t
+
+
+def _sole_owner(st, val):
+    """True when nothing but this Storage holds its cpu buffer, so writing it in place is unobservable.
+
+    `val` (the value being written) may itself be a transient view of the buffer (`x[0] = x[0]`);
+    numpy's assignment handles that overlap.
+    """
+    if is_functionalizing():
+        return False
     v = st.value
     if type(v) is not _array.Array or v._buf is None:
         return False
     buf = v._buf
-    # references: st.value, the local `v`, getrefcount's argument; for the buffer: v._buf, `buf`, the argument
-    return sys.getrefcount(v) <= 3 and sys.getrefcount(buf) <= 3 and buf.base is None and buf.flags.writeable \
-        and buf.flags.c_contiguous
+    # references: st.value, the local `v`, getrefcount's argument; for the buffer: v._buf, `buf`, the
+    # argument, plus one when `val` is a view of it
+    extra = 1 if type(val) is _array.Array and _views_buffer(val._buf, buf) else 0
+    return sys.getrefcount(v) <= 3 and sys.getrefcount(buf) <= 3 + extra and buf.base is None \
+        and buf.flags.writeable and buf.flags.c_contiguous
+
+
+def _views_buffer(arr, buf):
+    """Whether numpy array `arr` is a (possibly indirect) view of `buf`."""
+    for _ in range(4):
+        arr = getattr(arr, "base", None)
+        if arr is None:
+            return False
+        if arr is buf:
+            return True
+    return False
 
 
 def write(self, new):
@@ -85,7 +141,7 @@ def write(self, new):
         st.value = val
     else:
         shape, strides, offset = self._geometry()
-        donate = _sole_owner(st)
+        donate = _sole_owner(st, val)
         st.value = as_strided_scatter_p.bind(st.value, val, shape=shape, strides=strides, offset=offset,
                                              donate=donate)
     st.version.value += 1
@@ -125,7 +181,7 @@ def _self_or_const(self, value):
 
 def _method(out_of_place):
     def method(self, *args, **kwargs):
-        return apply(self, lambda: out_of_place(self, *args, **kwargs), out_of_place.__name__ + "_")
+        return apply(self, lambda: out_of_place(original(self), *args, **kwargs), out_of_place.__name__ + "_")
     method.__name__ = out_of_place.__name__ + "_"
     return method
 

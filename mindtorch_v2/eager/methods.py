@@ -1,4 +1,8 @@
 """Tensor operators, conversions and the in-place method family."""
+import numbers
+
+import numpy as np
+
 from .. import core
 from ..core import dtypes as _dt
 from ..core.ops.creation import to_device
@@ -9,11 +13,29 @@ _w = ops._w
 
 
 def _binop(fn):
-    return lambda self, other: fn(self, other)
+    def op(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            if _operand(other):
+                raise
+            return NotImplemented  # Python then tries other's reflected op (t == None is False)
+    return op
 
 
 def _rbinop(fn):
-    return lambda self, other: fn(other, self)
+    def op(self, other):
+        try:
+            return fn(other, self)
+        except TypeError:
+            if _operand(other):
+                raise
+            return NotImplemented
+    return op
+
+
+def _operand(x):
+    return isinstance(x, (Tensor, numbers.Number, np.ndarray, np.generic))
 
 
 def _fast(prim, fallback):
@@ -98,7 +120,7 @@ _INPLACE_FROM = [
     "relu", "sigmoid", "tanh", "masked_fill", "index_add", "scatter", "scatter_add", "floor", "ceil", "round",
     "sign", "reciprocal", "remainder", "fmod", "lerp", "sin", "cos", "log1p", "expm1", "rsqrt", "square",
     "trunc", "floor_divide", "logical_not", "erf", "true_divide", "subtract", "multiply", "divide", "clip",
-    "tril", "triu",
+    "tril", "triu", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
 ]
 
 
@@ -128,13 +150,13 @@ def install(T):
     T.__neg__ = lambda self: o.neg(self)
     T.__pos__ = lambda self: self
     T.__abs__ = lambda self: o.abs(self)
-    T.__invert__ = lambda self: _invert(self)
-    T.__and__ = _binop(o.logical_and)
-    T.__rand__ = _rbinop(o.logical_and)
-    T.__or__ = _binop(o.logical_or)
-    T.__ror__ = _rbinop(o.logical_or)
-    T.__xor__ = _binop(o.logical_xor)
-    T.__rxor__ = _rbinop(o.logical_xor)
+    T.__invert__ = lambda self: o.bitwise_not(self)
+    T.__and__ = _binop(o.bitwise_and)
+    T.__rand__ = _rbinop(o.bitwise_and)
+    T.__or__ = _binop(o.bitwise_or)
+    T.__ror__ = _rbinop(o.bitwise_or)
+    T.__xor__ = _binop(o.bitwise_xor)
+    T.__rxor__ = _rbinop(o.bitwise_xor)
     T.__eq__ = _binop(o.eq)
     T.__ne__ = _binop(o.ne)
     T.__lt__ = _binop(o.lt)
@@ -144,10 +166,11 @@ def install(T):
     T.__setitem__ = inplace.setitem
     for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
         fn = {"add": o.add, "sub": o.sub, "mul": o.mul, "truediv": o.div, "floordiv": o.floor_divide,
-              "mod": o.remainder, "pow": o.pow, "and": o.logical_and, "or": o.logical_or,
-              "xor": o.logical_xor}[name]
+              "mod": o.remainder, "pow": o.pow, "and": o.bitwise_and, "or": o.bitwise_or,
+              "xor": o.bitwise_xor}[name]
         setattr(T, f"__i{name}__", inplace._method(fn))
-    T.__imatmul__ = lambda self, other: inplace.apply(self, lambda: o.matmul(self, other), "__imatmul__")
+    T.__imatmul__ = lambda self, other: inplace.apply(self, lambda: o.matmul(inplace.original(self), other),
+                                                      "__imatmul__")
     for name in _INPLACE_FROM:
         if hasattr(ops, name) and not name.endswith("_"):
             setattr(T, name + "_", _inplace_from(name))
@@ -174,8 +197,3 @@ def install(T):
     T.new_empty = _new_filled(0)
     T.new_full = new_full
 
-
-def _invert(self):
-    if self.dtype is not _dt.bool_:
-        raise TypeError(f"~ (bitwise not) is only supported for bool tensors here, got {self.dtype}")
-    return ops.logical_not(self)

@@ -114,6 +114,10 @@ ge = greater_equal = _binary(core.ge)
 logical_and = _binary(core.logical_and)
 logical_or = _binary(core.logical_or)
 logical_xor = _binary(core.logical_xor)
+bitwise_and = _binary(core.bitwise_and)
+bitwise_or = _binary(core.bitwise_or)
+bitwise_xor = _binary(core.bitwise_xor)
+bitwise_not = _unary(core.bitwise_not)
 
 
 def add(input, other, *, alpha=1):
@@ -664,7 +668,41 @@ ger = outer
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
-    return _w(core.einsum(equation, *[_t(o) for o in operands]))
+    operands = [_t(o) for o in operands]
+    equation = equation.replace(" ", "")
+    lhs, arrow, out = equation.partition("->")
+    specs = lhs.split(",")
+    if len(specs) == len(operands) and builtins.any(_has_repeat(sp) for sp in specs):
+        if not arrow:  # implicit output: the letters used once, sorted (fixed before the diagonals merge them)
+            letters = lhs.replace(".", "").replace(",", "")
+            out = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+        pairs = [_einsum_diagonal(sp, x) for sp, x in zip(specs, operands)]
+        specs, operands = [p[0] for p in pairs], [p[1] for p in pairs]
+        equation = ",".join(specs) + "->" + out
+    return _w(core.einsum(equation, *operands))
+
+
+def _has_repeat(spec):
+    letters = spec.replace(".", "")
+    return len(set(letters)) != len(letters)
+
+
+def _einsum_diagonal(spec, x):
+    """('ii', x) -> ('i', x.diagonal()): a letter repeated in one operand reads that operand's diagonal."""
+    tokens = ["..."] if spec == "..." else []
+    if spec != "...":
+        head, dots, tail = spec.partition("...")
+        tokens = list(head) + (["..."] if dots else []) + list(tail)
+    while True:
+        letters = [c for c in tokens if c != "..."]
+        dup = next((c for c in letters if letters.count(c) > 1), None)
+        if dup is None:
+            return "".join(tokens), x
+        i, j = [k for k, c in enumerate(tokens) if c == dup][:2]
+        dims = [k if "..." not in tokens[:k + 1] or tokens[k] == "..." else x.ndim - (len(tokens) - k)
+                for k in (i, j)]
+        x = x.diagonal(0, dims[0], dims[1])
+        tokens = [c for k, c in enumerate(tokens) if k not in (i, j)] + [dup]
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
@@ -706,7 +744,8 @@ _METHODS = [
     "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "reciprocal", "logical_not", "relu",
     "square", "trunc", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
     "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor", "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "lerp",
+    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "lerp",
     "isclose", "allclose", "equal", "isnan", "isinf", "isfinite", "sum", "prod", "mean", "var", "std", "max",
     "min", "amax", "amin", "argmax", "argmin", "all", "any", "cumsum", "logsumexp", "softmax", "log_softmax",
     "norm", "count_nonzero", "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "index_select",

@@ -449,6 +449,10 @@ class Tensor:
             raise RuntimeError(_VIEW_LEAF_INPLACE)
 
 
+from . import dispatch as _dispatch  # noqa: E402
+_dispatch.Tensor = Tensor
+
+
 def _alias_leaf(node, value):
     t = Tensor._from_value(value)
     t._acc = node

@@ -347,9 +347,7 @@ def contiguous(self, memory_format=None):
 def _getitem_is_basic(key):
     keys = key if isinstance(key, tuple) else (key,)
     for k in keys:
-        if k is None or k is Ellipsis or isinstance(k, slice):
-            continue
-        if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+        if k is None or k is Ellipsis or isinstance(k, (slice, bool, int, np.integer, np.bool_)):
             continue
         return False
     return True
@@ -367,7 +365,7 @@ def _basic_view(self, key):
     n_ellipsis = sum(1 for k in keys if k is Ellipsis)
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for k in keys if k is not None and k is not Ellipsis)
+    consumed = sum(1 for k in keys if k is not None and k is not Ellipsis and not isinstance(k, (bool, np.bool_)))
     if consumed > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
     if n_ellipsis:
@@ -377,8 +375,8 @@ def _basic_view(self, key):
     new_shape, new_strides = [], []
     axis = 0
     for k in keys:
-        if k is None:
-            new_shape.append(1)
+        if k is None or isinstance(k, (bool, np.bool_)):  # a bool scalar is a new axis of size 1 (True) or 0
+            new_shape.append(1 if k is None or k else 0)
             new_strides.append(1)
             continue
         size, st = shape[axis], strides[axis]
@@ -399,7 +397,33 @@ def _basic_view(self, key):
         axis += 1
     new_shape.extend(shape[axis:])
     new_strides.extend(strides[axis:])
+    if any(isinstance(k, (bool, np.bool_)) for k in keys):
+        return self._view_of(tuple(new_shape), tuple(new_strides), offset, lambda x: _bool_scalar_getitem(x, key))
     return self._view_of(tuple(new_shape), tuple(new_strides), offset, lambda x: core.getitem(x, key))
+
+
+def _bool_scalar_getitem(x, key):
+    """x[key] where key holds bool scalars: each is a new axis (None), of size 0 when False."""
+    keys = key if isinstance(key, tuple) else (key,)
+    out = core.getitem(x, tuple(None if isinstance(k, (bool, np.bool_)) else k for k in keys))
+    empty = [i for i, n in enumerate(_new_axis_positions(keys, x.ndim)) if n is False]
+    if empty:
+        out = core.static_slice(out, tuple(slice(0, 0) if i in empty else slice(None) for i in range(out.ndim)))
+    return out
+
+
+def _new_axis_positions(keys, ndim):
+    """Per output axis of x[keys]: the bool scalar that made it, or None."""
+    consumed = sum(1 for k in keys if k is not None and k is not Ellipsis and not isinstance(k, (bool, np.bool_)))
+    out = []
+    for k in keys:
+        if k is Ellipsis:
+            out += [None] * (ndim - consumed)
+        elif k is None or isinstance(k, (bool, np.bool_)):
+            out.append(None if k is None else bool(k))
+        elif isinstance(k, slice):
+            out.append(None)
+    return out
 
 
 def install(T):

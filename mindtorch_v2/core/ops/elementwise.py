@@ -195,7 +195,8 @@ def _pow_dx(x, y, out):
 
 
 def _pow_dy(x, y, out):
-    return where(logical_and(eq(x, 0.0), ge(y, 0.0)), 0.0, mul(out, log(x)))
+    zero_base = logical_and(eq(x, 0.0), ge(y, 0.0))  # 0^y is constant in y there: 0, not 0 * log(0)
+    return where(zero_base, 0.0, mul(out, log(where(zero_base, 1.0, x))))
 
 
 def _floor_divide_np(x, y):

@@ -310,8 +310,13 @@ def topk(x, k, axis=-1, largest=True):
     """(values, indices) of the k largest (or smallest) entries along `axis`, sorted."""
     x = _family.as_operand(x)
     axis = normalize_axis(axis, x.ndim, "topk")
-    if not 0 <= k <= x.shape[axis]:
-        raise ValueError(f"topk: k={k} is out of range for a dimension of size {x.shape[axis]}")
+    size = x.shape[axis] if x.ndim else 1  # a 0-d array is one element along axis 0, as in torch
+    if not 0 <= k <= size:
+        raise ValueError(f"topk: k={k} is out of range for a dimension of size {size}")
+    if x.ndim == 0:
+        if k == 0:
+            raise ValueError("topk: k=0 is not supported for a 0-d array")
+        return sort(x)
     values, idx = sort(x, axis, descending=largest)
     sl = tuple(slice(0, k) if d == axis else slice(None) for d in range(x.ndim))
     return static_slice(values, sl), static_slice(idx, sl)
@@ -355,7 +360,7 @@ def _expand_key(key, ndim, device):
     if consumed > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed")
     if n_ellipsis:
-        i = out.index(Ellipsis)
+        i = next(j for j, k in enumerate(out) if k is Ellipsis)  # not list.index: it compares arrays with ==
         out[i:i + 1] = [slice(None)] * (ndim - consumed)
     else:
         out.extend([slice(None)] * (ndim - consumed))
@@ -413,7 +418,11 @@ def _advanced(x, adv):
     from .elementwise import add, lt, mul, where
     from .shape import broadcast_to
     axes = [a for a, _ in adv]
-    bshape = _family.broadcast_shapes("index", *[i.shape for _, i in adv])
+    try:
+        bshape = _family.broadcast_shapes("index", *[i.shape for _, i in adv])
+    except ValueError:  # an IndexError, as in NumPy and torch
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(tuple(i.shape)) for _, i in adv)) from None
     # flat index into the advanced axes, moved to the front: sum_k idx_k * stride_k
     flat = None
     stride = 1

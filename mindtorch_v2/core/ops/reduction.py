@@ -86,9 +86,13 @@ def _exclusive_cumprod(x, reverse):
 def _prod_vjp(g, out, x, *, axis, keepdims):
     # d prod / d x_i = the product of the others = (product before i) * (product after i)
     g = _expand_back(g, x, axis, keepdims)
+    axis = tuple(a for a in axis if a < x.ndim)  # a 0-d x may come with axis (0,)
     rest = tuple(i for i in range(x.ndim) if i not in axis)
-    perm = rest + tuple(axis)
-    xt = reshape(transpose(x, perm), tuple(x.shape[i] for i in rest) + (-1,))
+    perm = rest + axis
+    n = 1
+    for a in axis:
+        n *= x.shape[a]
+    xt = reshape(transpose(x, perm), tuple(x.shape[i] for i in rest) + (n,))
     others = mul(_exclusive_cumprod(xt, False), _exclusive_cumprod(xt, True))
     others = transpose(reshape(others, tuple(x.shape[i] for i in perm)), _inverse_perm(perm))
     return mul(broadcast_to(g, x.shape), others)

@@ -6,6 +6,8 @@ tensor it came from. `AccumulateGrad` is the sink for a leaf tensor.
 """
 import itertools
 
+from ...core.array import make as _make
+
 _seq = itertools.count()
 
 
@@ -13,34 +15,46 @@ def _camel(name):
     return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
+               "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+               "bool_": "BoolTensor"}
+
+
 class Saved:
     """A value a VJP rule reads, with the tensor's version counter at save time."""
 
-    __slots__ = ("value", "counter", "version", "edge", "requires_grad", "desc")
+    __slots__ = ("value", "counter", "version", "edge", "requires_grad")
 
-    def __init__(self, value, counter, version, edge, requires_grad, desc):
+    def __init__(self, value, counter, version, edge, requires_grad):
         self.value = value
         self.counter = counter
         self.version = version
         self.edge = edge
         self.requires_grad = requires_grad
-        self.desc = desc
+
+    @property
+    def desc(self):
+        return f"torch.{_TYPE_NAMES.get(self.value.dtype.name, 'Tensor')} {list(self.value.shape)}"
+
+
+def _aval(spec):
+    return None if spec is None else _make(None, *spec)
 
 
 class Node:
     """A recorded operation (PyTorch's grad_fn)."""
 
-    __slots__ = ("prim", "params", "next_functions", "saved", "avals", "out_saved", "out_avals",
+    __slots__ = ("prim", "params", "next_functions", "saved", "in_specs", "out_saved", "out_specs",
                  "seq", "freed", "pre_hooks", "hooks", "__weakref__")
 
-    def __init__(self, prim, params, next_functions, saved, avals, out_avals):
+    def __init__(self, prim, params, next_functions, saved, in_specs, out_specs):
         self.prim = prim
         self.params = params
         self.next_functions = next_functions
         self.saved = saved          # {arg index: Saved}
-        self.avals = avals          # per input: a bufferless aval (shape/dtype/device) for rules
+        self.in_specs = in_specs    # per unsaved input: (shape, dtype, device), for rules reading avals
         self.out_saved = None       # Saved output(s) when a rule reads "out"
-        self.out_avals = out_avals  # per output: a bufferless aval
+        self.out_specs = out_specs  # per output: (shape, dtype, device)
         self.seq = next(_seq)
         self.freed = False
         self.pre_hooks = None       # {output_nr: [hook]} from Tensor.register_hook
@@ -48,7 +62,16 @@ class Node:
 
     @property
     def n_outputs(self):
-        return len(self.out_avals)
+        return len(self.out_specs)
+
+    @property
+    def avals(self):
+        """Per input: a bufferless Array with its shape/dtype/device (None where the value is saved)."""
+        return [_aval(spec) for spec in self.in_specs]
+
+    @property
+    def out_avals(self):
+        return [_aval(spec) for spec in self.out_specs]
 
     def name(self):
         return f"{_camel(self.prim.name)}Backward0"

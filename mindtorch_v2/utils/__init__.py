@@ -1,0 +1,2 @@
+"""torch.utils: the data loading utilities."""
+from . import data  # noqa: F401

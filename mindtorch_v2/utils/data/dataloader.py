@@ -1,0 +1,275 @@
+"""DataLoader and the default collate functions.
+
+Worker processes are not used: `num_workers > 0` is accepted and the batches
+are produced in-process, in the same order they would come from workers with
+`in_order=True`. `get_worker_info()` is therefore always None, as in the main
+process of a torch script, and `worker_init_fn` is never called.
+"""
+import collections.abc
+import copy
+import math
+import re
+
+import numpy as np
+
+from ...eager import creation as _creation
+from ...eager import ops as _ops
+from ...eager.tensor import Tensor
+from .dataset import IterableDataset
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _draw_seed
+
+_NP_STR_OBJ = re.compile(r"[SaUO]")
+_COLLATE_ERR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+_CONVERT_ERR = "default_convert: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+
+
+def _is_numpy(x):
+    return type(x).__module__ == "numpy" and not isinstance(x, (np.str_, np.bytes_))
+
+
+def default_convert(data):
+    """numpy arrays and scalars inside `data` become tensors; containers are rebuilt; the rest is unchanged."""
+    if isinstance(data, Tensor):
+        return data
+    if _is_numpy(data):
+        if isinstance(data, np.ndarray) and _NP_STR_OBJ.search(data.dtype.str) is not None:
+            return data
+        return _creation.as_tensor(data)
+    if isinstance(data, collections.abc.Mapping):
+        try:
+            clone = copy.copy(data)
+            clone.update({key: default_convert(data[key]) for key in data})
+            return clone
+        except (TypeError, AttributeError):
+            return {key: default_convert(data[key]) for key in data}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]  # torch keeps this for backwards compatibility
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        try:
+            clone = copy.copy(data)
+            for i, d in enumerate(data):
+                clone[i] = default_convert(d)
+            return clone
+        except TypeError:
+            return [default_convert(d) for d in data]
+    return data
+
+
+def default_collate(batch):
+    """A list of samples as one batch: tensors stacked on a new dim 0, numbers as tensors, containers transposed.
+
+    Python floats give float64 tensors and ints int64 (bools bool), strings stay a list,
+    tuples and lists of fields give a list of collated fields, dicts and namedtuples keep their type.
+    """
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return _ops.stack(batch, 0)
+    if _is_numpy(elem):
+        if isinstance(elem, np.ndarray):
+            if _NP_STR_OBJ.search(elem.dtype.str) is not None:
+                raise TypeError(_COLLATE_ERR.format(elem.dtype))
+            return default_collate([_creation.as_tensor(b) for b in batch])
+        if elem.shape == ():  # numpy scalars
+            return _creation.as_tensor(np.asarray(batch))
+        raise TypeError(_COLLATE_ERR.format(type(elem)))
+    if isinstance(elem, float):
+        return _creation.tensor(batch, dtype="float64")
+    if isinstance(elem, int):
+        return _creation.tensor(batch)
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        try:
+            clone = copy.copy(elem)
+            clone.update({key: default_collate([d[key] for d in batch]) for key in elem})
+            return clone
+        except (TypeError, AttributeError):
+            return {key: default_collate([d[key] for d in batch]) for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        size = len(elem)
+        if any(len(sample) != size for sample in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        if isinstance(elem, tuple):
+            return [default_collate(samples) for samples in transposed]  # torch: tuples give lists
+        try:
+            clone = copy.copy(elem)
+            for i, samples in enumerate(transposed):
+                clone[i] = default_collate(samples)
+            return clone
+        except TypeError:
+            return [default_collate(samples) for samples in transposed]
+    raise TypeError(_COLLATE_ERR.format(type(elem)))
+
+
+def get_worker_info():
+    """Always None: batches are loaded in the main process."""
+    return None
+
+
+class _InfiniteConstantSampler(Sampler):
+    """The index sampler of an IterableDataset: None forever."""
+
+    def __iter__(self):
+        while True:
+            yield None
+
+
+_FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
+
+
+class DataLoader:
+    """Batches of a dataset: sampler -> batch of indices -> samples -> collate_fn."""
+
+    _initialized = False
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
+                 pin_memory_device="", in_order=True):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                             "multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                             "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+
+        self._is_iterable = isinstance(dataset, IterableDataset)
+        if self._is_iterable:
+            if isinstance(shuffle, bool) and shuffle:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, "
+                                 f"but got shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, "
+                                 f"but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, "
+                                 f"but got batch_sampler={batch_sampler}")
+        else:
+            shuffle = bool(shuffle)
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+                                 "and drop_last")
+            batch_size = None
+            drop_last = False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+                             "drop_last")
+        if sampler is None:
+            if self._is_iterable:
+                sampler = _InfiniteConstantSampler()
+            elif shuffle:
+                sampler = RandomSampler(dataset, generator=generator)
+            else:
+                sampler = SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.in_order = in_order
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.generator = generator
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
+        self.persistent_workers = persistent_workers
+        self._initialized = True
+
+    def __setattr__(self, attr, val):
+        if self._initialized and attr in _FROZEN:
+            raise ValueError(f"{attr} attribute should not be set after {type(self).__name__} is initialized")
+        super().__setattr__(attr, val)
+
+    @property
+    def _auto_collation(self):
+        return self.batch_sampler is not None
+
+    @property
+    def _index_sampler(self):
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    def __iter__(self):
+        return _DataLoaderIter(self)
+
+    def __len__(self):
+        if self._is_iterable:
+            length = len(self.dataset)
+            if self.batch_size is not None:
+                length = length // self.batch_size if self.drop_last else math.ceil(length / self.batch_size)
+            return length
+        return len(self._index_sampler)
+
+
+class _DataLoaderIter:
+    """One pass over a DataLoader."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self._auto = loader._auto_collation
+        self._collate = loader.collate_fn
+        self._dataset = loader.dataset
+        self._drop_last = loader.drop_last
+        self._sampler_iter = iter(loader._index_sampler)
+        # torch draws a base seed for its workers from the loader's generator on every pass;
+        # drawing it too keeps the generator's stream in step with a torch script's
+        self._base_seed = _draw_seed(loader.generator)
+        self._dataset_iter = iter(self._dataset) if loader._is_iterable else None
+        self._num_yielded = 0
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._loader)
+
+    def __next__(self):
+        index = next(self._sampler_iter)
+        data = self._fetch_iterable(index) if self._dataset_iter is not None else self._fetch_map(index)
+        self._num_yielded += 1
+        return self._collate(data)
+
+    def _fetch_map(self, index):
+        if not self._auto:
+            return self._dataset[index]
+        getitems = getattr(self._dataset, "__getitems__", None)
+        if callable(getitems):
+            return getitems(index)
+        return [self._dataset[i] for i in index]
+
+    def _fetch_iterable(self, index):
+        if not self._auto:
+            return next(self._dataset_iter)
+        data = []
+        for _ in index:
+            try:
+                data.append(next(self._dataset_iter))
+            except StopIteration:
+                break
+        if not data or (self._drop_last and len(data) < len(index)):
+            raise StopIteration
+        return data
