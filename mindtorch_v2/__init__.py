@@ -77,3 +77,8 @@ for _name in ("reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatte
 del _name
 
 from . import autograd, npu  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
+from . import func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401

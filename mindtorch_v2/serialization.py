@@ -34,6 +34,7 @@ from numpy.lib import format as _npy
 
 from . import core
 from .core import dtypes as _dt
+from .core.devices import Device
 from .eager import creation as _creation
 from .eager.tensor import Size, Tensor
 
@@ -49,15 +50,18 @@ def _data_name(index):
     return f"{_PREFIX}tensors/{index}.npy"
 
 
-def _parameter_class():
-    """nn.Parameter when the nn package exists (it may not have been imported yet)."""
-    nn = sys.modules.get(__package__ + ".nn")
-    if nn is None:
+_PARAMETER_MODULE = __package__ + ".nn.parameter"
+
+
+def _parameter_class(import_it):
+    """torch.nn.parameter.Parameter, or None when that module is absent (or, unless import_it, not imported)."""
+    module = sys.modules.get(_PARAMETER_MODULE)
+    if module is None and import_it:
         try:
-            nn = importlib.import_module(__package__ + ".nn")
+            module = importlib.import_module(_PARAMETER_MODULE)
         except ImportError:
             return None
-    return getattr(nn, "Parameter", None)
+    return getattr(module, "Parameter", None)
 
 
 # ---------------------------------------------------------------------------
@@ -91,7 +95,7 @@ class _Encoder:
             return {"size": [int(s) for s in obj]}
         if t is _dt.DType:
             return {"dtype": obj.name}
-        if t is core.devices.Device:
+        if t is Device:
             return {"device": str(obj)}
         if t is bytes:
             return {"bytes": base64.b64encode(obj).decode("ascii")}
@@ -141,7 +145,7 @@ class _Encoder:
         if index is not None:
             return index
         if self._parameter is None:
-            self._parameter = _parameter_class() or ()
+            self._parameter = _parameter_class(import_it=False) or ()  # a Parameter implies its module is loaded
         d = t.detach()
         device = d.device
         record = {"kind": "tensor", "dtype": t.dtype.name, "shape": [int(s) for s in t.shape],
@@ -152,7 +156,7 @@ class _Encoder:
         else:
             if device.type != "cpu":
                 d = d.to("cpu")
-            array = np.ascontiguousarray(np.asarray(d._value()))  # a view is saved as its own values
+            array = np.asarray(d._value(), order="C")  # a view is saved as its own values
         return self._remember(t, record, array)
 
     def _ndarray(self, a, path):
@@ -163,7 +167,7 @@ class _Encoder:
             raise TypeError(f"torch.save: cannot save a numpy array of dtype {a.dtype} at {path}; only numeric "
                             "and bool arrays are supported")
         record = {"kind": "ndarray", "dtype": a.dtype.str, "shape": [int(s) for s in a.shape]}
-        return self._remember(a, record, np.ascontiguousarray(a))
+        return self._remember(a, record, np.asarray(a, order="C"))
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
@@ -180,12 +184,16 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         _write(f, text, enc.arrays)
 
 
+def _entry(name):
+    return zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))  # a fixed date: same object, same bytes
+
+
 def _write(fh, text, arrays):
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        zf.writestr(_DOC, text.encode("ascii"))
+        zf.writestr(_entry(_DOC), text.encode("ascii"))
         for i, array in enumerate(arrays):
             if array is not None:
-                with zf.open(_data_name(i), "w", force_zip64=array.nbytes > 2 ** 30) as out:
+                with zf.open(_entry(_data_name(i)), "w", force_zip64=array.nbytes > 2 ** 30) as out:
                     _npy.write_array(out, array, allow_pickle=False)
 
 
@@ -262,13 +270,16 @@ class _Decoder:
     def tensor(self, index, path, kind):
         _expect(_is_int(index) and 0 <= index < len(self.records), f"tensor reference {index!r} at {path} "
                 f"is out of range (the file holds {len(self.records)})")
-        if index in self._loaded:
-            return self._loaded[index]
         record = self.records[index]
         _expect(type(record) is dict and record.get("kind") == kind,
                 f"entry {index} of 'tensors' is not a {kind} record")
-        value = self._build_tensor(index, record) if kind == "tensor" else self._read_array(index, _ndarray_dtype(
-            record.get("dtype"), index), _shape(record.get("shape"), index))
+        if index in self._loaded:
+            return self._loaded[index]
+        if kind == "tensor":
+            value = self._build_tensor(index, record)
+        else:
+            _expect(set(record) == {"kind", "dtype", "shape"}, f"ndarray record {index} has keys {sorted(record)}")
+            value = self._read_array(index, _ndarray_dtype(record["dtype"], index), _shape(record["shape"], index))
         self._loaded[index] = value
         return value
 
@@ -298,7 +309,7 @@ class _Decoder:
             t = _creation.from_numpy(self._read_array(index, dtype.np, shape))
         t = self._place(t, saved_device, location)
         if parameter:
-            cls = _parameter_class()
+            cls = _parameter_class(import_it=True)
             if cls is not None:
                 return cls(t, requires_grad=requires_grad)
         if requires_grad and t.is_leaf:
@@ -309,9 +320,11 @@ class _Decoder:
         ml = self.map_location
         if ml is None:
             target = saved_device
-        elif callable(ml) and not isinstance(ml, (str, core.devices.Device)):
-            out = ml(t, location)  # torch calls map_location(storage, location)
-            return t if out is None else out
+        elif callable(ml):
+            out = ml(t, location)  # torch calls map_location(storage, location); None means "as saved"
+            if out is not None:
+                return out
+            target = saved_device
         elif isinstance(ml, dict):
             target = ml.get(location, location)
         else:
@@ -331,7 +344,7 @@ class _Decoder:
             raise _Invalid(f"the data of tensor {index} ({name}) is missing") from None
         with self.zf.open(info) as fp:  # check the header before numpy allocates what it declares
             version = _npy.read_magic(fp)
-            _expect(version in ((1, 0), (2, 0), (3, 0)), f"{name} has unsupported .npy version {version}")
+            _expect(version in ((1, 0), (2, 0)), f"{name} has unsupported .npy version {version}")
             header = (_npy.read_array_header_1_0 if version == (1, 0) else _npy.read_array_header_2_0)(fp)
             stored_shape, fortran_order, stored_dtype = header
             data_offset = fp.tell()
@@ -345,7 +358,7 @@ class _Decoder:
         with self.zf.open(info) as fp:
             array = _npy.read_array(fp, allow_pickle=False)
             _expect(fp.read(1) == b"", f"{name} has trailing data")  # also completes the CRC check
-        array = np.ascontiguousarray(array.reshape(shape))  # 0-d and Fortran-ordered arrays alike
+        array = np.asarray(array.reshape(shape), order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
         if not array.dtype.isnative:
             array = array.astype(array.dtype.newbyteorder("="))
         return array

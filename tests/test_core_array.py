@@ -33,6 +33,13 @@ def test_numpy_view_is_read_only():
     np.testing.assert_array_equal(np.asarray(x), [[1.0, 2.0], [3.0, 4.0]])
 
 
+def test_read_only_flag_cannot_be_switched_back_on():
+    x = core.asarray([1.0, 2.0])
+    view = np.asarray(x)
+    with pytest.raises(ValueError):
+        view.flags.writeable = True
+
+
 def test_op_results_are_read_only_too():
     y = core.exp(core.asarray([0.0]))
     with pytest.raises(ValueError, match="read-only"):

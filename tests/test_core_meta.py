@@ -27,6 +27,8 @@ def assert_same_avals(meta_out, cpu_out):
         return
     assert meta_out.device is core.meta
     assert cpu_out.device is core.cpu
+    with pytest.raises(RuntimeError, match="meta"):
+        np.asarray(meta_out)  # no data behind it
     assert meta_out.shape == cpu_out.shape
     assert meta_out.dtype is cpu_out.dtype
 

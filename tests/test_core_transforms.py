@@ -189,6 +189,19 @@ def test_closures_over_outer_values():
     assert core.grad(lambda x: core.grad(lambda y: x * y * y)(x))(a(3.0)).item() == 12.0
 
 
+def test_inner_transform_of_a_closure_only_function():
+    c, d = a(3.0), a(5.0)
+    assert core.grad(lambda x: core.grad(lambda y: x * x)(c))(d).item() == 0.0  # inner gradient is 0
+    assert core.grad(lambda x: core.grad(lambda y: x * x * y)(c))(d).item() == 10.0  # d/dx x^2
+    assert core.jvp(lambda x: core.grad(lambda y: x * x * y)(c), (d,), (a(1.0),))[1].item() == 10.0
+    assert core.grad(lambda x: core.jvp(lambda y: x * y * y, (c,), (a(1.0),))[1])(d).item() == 6.0  # 2c
+
+
+def test_hessian_vector_product_by_jvp_of_grad():
+    _, hv = core.jvp(core.grad(lambda x: core.sum(x ** 3)), (a([1.0, 2.0]),), (a([1.0, 0.0]),))
+    assert hv.tolist() == [6.0, 0.0]
+
+
 def test_no_perturbation_confusion():
     # Siskind & Pearlmutter: d/dx [x * (d/dy (x + y))|_{y=1}] at x=1 is 1 (confusion gives 2)
     one = a(1.0)

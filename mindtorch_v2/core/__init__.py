@@ -14,6 +14,7 @@ from .primitive import Primitive, Tracer, bind, primitives
 from . import ops
 from . import operators as _operators  # noqa: F401  (installs + - * / @ [] ... on arrays)
 from .transforms import hessian, jacfwd, jacrev
+from .batching import vmap
 from . import backends as _backends  # noqa: F401  (registers cpu and, where present, npu)
 
 

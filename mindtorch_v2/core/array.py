@@ -59,8 +59,10 @@ class Array(ArrayBase):
     def __array__(self, dtype=None, copy=None):
         if self._buf is None:
             raise RuntimeError("cannot convert a meta array to numpy: meta arrays hold no data")
-        view = self._buf.view()
-        view.flags.writeable = False
+        buf = self._buf
+        if buf.flags.writeable:  # once exported, never written again (nor donated for in-place reuse)
+            buf.flags.writeable = False
+        view = buf.view()
         if dtype is not None and view.dtype != dtype:
             return view.astype(dtype)
         if copy:

@@ -235,6 +235,8 @@ def _raise_copy(src, dst):
 def setitem(self, key, value):
     """self[key] = value: a view write for basic keys, a scatter for tensor / mask keys."""
     from .views import _getitem_is_basic
+    if isinstance(value, Tensor) and value._shape[:1] == (1,):
+        value = _strip_leading_ones(value)
     if _getitem_is_basic(key):
         view = self[key]
         copy_(view, value if isinstance(value, Tensor) else _scalar_like(value, view))
@@ -256,6 +258,15 @@ def setitem(self, key, value):
         flat = core.reshape(self, (-1,))
         return core.reshape(core.scatter(flat, 0, flat_pos, core.reshape(vals, (-1,))), self._shape)
     apply(self, lambda: Tensor._wrap(compute()), "__setitem__")
+
+
+def _strip_leading_ones(value):
+    """value without its leading size-1 dims: torch's setitem accepts t[0] = tensor([x])."""
+    shape = value._shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return value.reshape(shape[k:])
 
 
 def _scalar_like(value, like):

@@ -60,11 +60,8 @@ class Adam(Optimizer):
                 if maximize:
                     grad = -grad
                 step = _step_count(state)
-                if weight_decay != 0:
-                    if self._decoupled:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
+                if weight_decay != 0 and not self._decoupled:
+                    grad = grad.add(p, alpha=weight_decay)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 _lerp_(exp_avg, grad, 1 - beta1)
                 exp_avg_sq.mul_(beta2).add_(grad * (1 - beta2) * grad)
@@ -76,6 +73,10 @@ class Adam(Optimizer):
                     denom = max_sq.sqrt() / bias_correction2_sqrt + eps
                 else:
                     denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
+                if weight_decay != 0 and self._decoupled:
+                    # torch decays first; nothing in between reads p, and decaying here keeps fewer
+                    # parameter-sized temporaries alive at once (fewer fresh pages from the allocator)
+                    p.mul_(1 - lr * weight_decay)
                 p.add_(exp_avg / denom, alpha=-(lr / bias_correction1))
         return loss
 

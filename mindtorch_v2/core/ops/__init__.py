@@ -1,5 +1,6 @@
 """The op families. Importing this package declares every primitive."""
 from .. import autodiff as _autodiff
+from .. import batching as _batching
 from . import _family, elementwise, shape, reduction, creation, indexing, linalg, composite  # noqa: F401
 import importlib as _importlib
 
@@ -26,3 +27,6 @@ from .reduction import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 
 _autodiff.install_ops(add=elementwise.add, cast=elementwise.cast, asarray=creation.asarray)
+_batching.install_ops(transpose=lambda x, perm: shape.transpose_p.bind(x, perm=perm),
+                      broadcast_to=shape.broadcast_to, expand_dims=shape.expand_dims, reshape=shape.reshape,
+                      asarray=creation.asarray)

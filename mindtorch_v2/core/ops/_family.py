@@ -8,6 +8,7 @@ from .. import array as _array
 from .. import dtypes as dt
 from ..array import Array
 from ..devices import cpu as _cpu
+from ..batching import elementwise_rule, unary_rule
 from ..primitive import Primitive, Tracer
 
 # ---------------------------------------------------------------------------
@@ -209,6 +210,7 @@ def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, famil
         reads = ("out",)
     prim = Primitive(name, _unary_meta(name, kind), vjp=vjp, vjp_reads=reads, jvp=jvp,
                      linear=linear is not None, family=family)
+    prim.batch = unary_rule(prim)
     prim.def_impl("cpu")(np_fn)
     return prim
 
@@ -264,5 +266,6 @@ def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), family="ele
 
         vjp = (vjp_x if d_x is not None else None, vjp_y if d_y is not None else None)
     prim = Primitive(name, _binary_meta(name, kind), vjp=vjp, vjp_reads=reads, jvp=jvp, family=family)
+    prim.batch = elementwise_rule(prim)
     prim.def_impl("cpu")(np_fn)
     return prim

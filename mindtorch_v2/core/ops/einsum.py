@@ -14,6 +14,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..primitive import Primitive
 from . import _family
+from ..batching import move_to_front
 from .elementwise import add
 from .shape import broadcast_to, reshape
 
@@ -106,6 +107,24 @@ def _einsum_jvp(ts, out, *xs, spec):
 # vjp_reads keeps only the indices below its number of inputs).
 einsum_p = Primitive("einsum", _einsum_meta, family="linalg", vjp=_PerOperand(), jvp=_einsum_jvp,
                      vjp_reads=tuple(range(64)))
+
+
+def _einsum_batch(vals, bdims, *, spec):
+    """A fresh letter for the batch axis, put first on every batched operand and on the output."""
+    ins, out = _parse(spec)
+    letter = next(c for c in _LETTERS if c not in spec)
+    terms, args = [], []
+    for term, v, d in zip(ins, vals, bdims):
+        if d is None:
+            terms.append(term)
+            args.append(v)
+        else:
+            terms.append(letter + term)
+            args.append(move_to_front(v, d))
+    return einsum_p.bind(*args, spec=",".join(terms) + "->" + letter + out), 0
+
+
+einsum_p.batch = _einsum_batch
 
 
 @einsum_p.def_impl("cpu")

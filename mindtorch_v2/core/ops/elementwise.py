@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..array import ArrayBase
+from ..batching import elementwise_rule, unary_rule
 from ..primitive import Primitive
 from . import _family
 from ._family import NEG_ONE, ONE, binary, broadcast_shapes, promote, scalar_array, sum_to_shape, unary
@@ -31,6 +32,9 @@ def _cast_grad(g, x_dtype):
 cast_p = Primitive("cast", _cast_meta, linear=True, family="elementwise",
                    vjp=(lambda g, out, x, *, dtype: _cast_grad(g, x.dtype),),
                    jvp=lambda ts, out, x, *, dtype: _cast_grad(ts[0], dtype))
+
+
+cast_p.batch = unary_rule(cast_p)
 
 
 @cast_p.def_impl("cpu")
@@ -309,6 +313,7 @@ where_p = Primitive(
     vjp=(None,
          lambda g, out, c, x, y: sum_to_shape(where(c, g, 0.0), x.shape),
          lambda g, out, c, x, y: sum_to_shape(where(c, 0.0, g), y.shape)))
+where_p.batch = elementwise_rule(where_p)
 where_p.def_impl("cpu")(np.where)
 
 

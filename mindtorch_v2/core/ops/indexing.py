@@ -8,6 +8,8 @@ import builtins
 import numpy as np
 
 from .. import dtypes as dt
+from ..array import Array as _Array
+from ..batching import all_front, move_to_front
 from ..primitive import Primitive, Tracer
 from . import _family
 from ._family import normalize_axis
@@ -47,6 +49,36 @@ take_p = Primitive(
     jvp=lambda ts, out, x, idx, *, axis: take_p.bind(ts[0], idx, axis=axis))
 
 
+def _merge_rows(x, axis, idx):
+    """For batched indices: x (B, ...) with `axis` (logical) merged into the batch axis, and the
+    indices offset so that row b * n + i is x[b, ..., i, ...]. Returns (rows, flat indices, perm)."""
+    from .creation import arange
+    from .elementwise import add, lt, mul, where
+    b, n = x.shape[0], x.shape[axis + 1]
+    if type(idx) is _Array and idx._buf is not None:  # concrete: an index must not reach another batch row
+        _check_bounds("take", np.asarray(idx), n, axis)
+    perm = (0, axis + 1) + tuple(d for d in range(1, len(x.shape)) if d != axis + 1)
+    rows = reshape(transpose(x, perm), (b * n,) + tuple(x.shape[d] for d in perm[2:]))
+    idx = where(lt(idx, 0), add(idx, n), idx)
+    offsets = reshape(mul(arange(b, device=idx.device), n), (b,) + (1,) * (len(idx.shape) - 1))
+    return rows, add(idx, offsets), perm
+
+
+def _take_batch(vals, bdims, *, axis):
+    if bdims[1] is None:
+        return take_p.bind(move_to_front(vals[0], bdims[0]), vals[1], axis=axis + 1), 0
+    (x, idx), _ = all_front(vals, bdims)
+    rows, flat, _ = _merge_rows(x, axis, idx)
+    out = take_p.bind(rows, flat, axis=0)  # (B, *idx, *before, *after)
+    ni = len(idx.shape) - 1
+    perm = (0,) + tuple(range(1 + ni, 1 + ni + axis)) + tuple(range(1, 1 + ni)) + tuple(
+        range(1 + ni + axis, len(out.shape)))
+    return transpose(out, perm), 0
+
+
+take_p.batch = _take_batch
+
+
 @take_p.def_impl("cpu")
 def _take_cpu(x, idx, *, axis):
     _check_bounds("take", idx, x.shape[axis], axis)
@@ -74,6 +106,27 @@ index_add_p = Primitive(
     "index_add", _index_add_meta, linear=True, family="indexing", vjp_reads=(1,), jvp=_index_add_jvp,
     vjp=(lambda g, out, x, idx, u, *, axis: g, None,
          lambda g, out, x, idx, u, *, axis: take_p.bind(g, idx, axis=axis)))
+
+
+def _index_add_batch(vals, bdims, *, axis):
+    if bdims[1] is None:
+        (x, u), _ = all_front([vals[0], vals[2]], [bdims[0], bdims[2]])
+        return index_add_p.bind(x, vals[1], u, axis=axis + 1), 0
+    (x, idx, u), b = all_front(vals, bdims)
+    rows, flat, perm = _merge_rows(x, axis, idx)
+    ni = len(idx.shape) - 1
+    uperm = (0,) + tuple(range(1 + axis, 1 + axis + ni)) + tuple(range(1, 1 + axis)) + tuple(
+        range(1 + axis + ni, len(u.shape)))
+    u = reshape(transpose(u, uperm), (-1,) + tuple(rows.shape[1:]))
+    out = index_add_p.bind(rows, reshape(flat, (-1,)), u, axis=0)
+    out = reshape(out, (b, x.shape[axis + 1]) + tuple(rows.shape[1:]))
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return transpose(out, tuple(inv)), 0
+
+
+index_add_p.batch = _index_add_batch
 
 
 @index_add_p.def_impl("cpu")
@@ -155,6 +208,20 @@ def _as_1d(*arrays):
     return [a.reshape(1) for a in arrays]
 
 
+def _along_axis_batch(prim):
+    """gather / scatter / scatter_add: index has x's rank, so the batch axis just leads both."""
+    def rule(vals, bdims, *, axis):
+        args, b = all_front(vals, bdims)
+        if len(args[0].shape) == 1:  # 0-d operands
+            out = prim.bind(*[reshape(a, (b, 1)) for a in args], axis=1)
+            return reshape(out, (b,)), 0
+        return prim.bind(*args, axis=axis + 1), 0
+    return rule
+
+
+gather_p.batch = _along_axis_batch(gather_p)
+
+
 @gather_p.def_impl("cpu")
 def _gather_cpu(x, idx, *, axis):
     if x.ndim == 0:
@@ -188,6 +255,9 @@ scatter_add_p = Primitive(
 scatter_add_p.jvp = _scatter_jvp(scatter_add_p)
 
 
+scatter_add_p.batch = _along_axis_batch(scatter_add_p)
+
+
 @scatter_add_p.def_impl("cpu")
 def _scatter_add_cpu(x, idx, updates, *, axis):
     if x.ndim == 0:
@@ -204,6 +274,9 @@ scatter_p = Primitive(
     vjp=(lambda g, out, x, idx, u, *, axis: scatter_p.bind(g, idx, _zeros(u), axis=axis), None,
          lambda g, out, x, idx, u, *, axis: gather_p.bind(g, idx, axis=axis)))
 scatter_p.jvp = _scatter_jvp(scatter_p)
+
+
+scatter_p.batch = _along_axis_batch(scatter_p)
 
 
 @scatter_p.def_impl("cpu")
@@ -279,6 +352,17 @@ def _sort_vjp(g, out, x, *, axis, descending):
 sort_p = Primitive(
     "sort", _sort_meta, multiple_results=True, family="indexing", vjp=(_sort_vjp,), vjp_reads=("out",),
     jvp=lambda ts, out, x, *, axis, descending: (gather_p.bind(ts[0], out[1], axis=axis) if x.ndim else ts[0], None))
+
+
+def _sort_batch(vals, bdims, *, axis, descending):
+    x = move_to_front(vals[0], bdims[0])
+    if len(x.shape) == 1:  # 0-d values sort to themselves
+        v, i = sort_p.bind(reshape(x, (x.shape[0], 1)), axis=1, descending=descending)
+        return (reshape(v, (x.shape[0],)), reshape(i, (x.shape[0],))), (0, 0)
+    return sort_p.bind(x, axis=axis + 1, descending=descending), (0, 0)
+
+
+sort_p.batch = _sort_batch
 
 
 @sort_p.def_impl("cpu")

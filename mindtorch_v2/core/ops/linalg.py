@@ -2,11 +2,12 @@
 promoted and squeezed back), and composites on it."""
 import numpy as np
 
+from ..batching import move_to_front
 from ..primitive import Primitive
 from . import _family
 from ._family import broadcast_shapes, sum_to_shape
 from .elementwise import add
-from .shape import expand_dims, squeeze, swapaxes
+from .shape import expand_dims, reshape, squeeze, swapaxes
 
 
 def _matmul_meta(a, b):
@@ -43,6 +44,21 @@ matmul_p = Primitive(
     "matmul", _matmul_meta, family="linalg", vjp_reads=(0, 1), jvp=_matmul_jvp,
     vjp=(lambda g, out, a, b: sum_to_shape(matmul_p.bind(g, _mT(b)), a.shape),
          lambda g, out, a, b: sum_to_shape(matmul_p.bind(_mT(a), g), b.shape)))
+def _matmul_batch(vals, bdims):
+    """Batch axis first on batched operands, logical ranks aligned; numpy broadcasting does the rest."""
+    ranks = [len(v.shape) - (d is not None) for v, d in zip(vals, bdims)]
+    rank = max(ranks)
+    args = []
+    for v, d, r in zip(vals, bdims, ranks):
+        if d is not None:
+            v = move_to_front(v, d)
+            if r < rank:
+                v = reshape(v, (v.shape[0],) + (1,) * (rank - r) + tuple(v.shape[1:]))
+        args.append(v)
+    return matmul_p.bind(*args), 0
+
+
+matmul_p.batch = _matmul_batch
 matmul_p.def_impl("cpu")(np.matmul)
 
 

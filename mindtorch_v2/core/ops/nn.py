@@ -24,6 +24,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..primitive import Primitive
 from . import _family
+from ..batching import all_front, bdim_size, move_to_front
 from .creation import arange, asarray
 from .elementwise import add, eq, mul, where
 from .linalg import matmul
@@ -108,6 +109,9 @@ windows_p = Primitive(
     jvp=lambda ts, out, x, **p: windows_p.bind(ts[0], **p))
 
 
+windows_p.batch = lambda vals, bdims, **p: (windows_p.bind(move_to_front(vals[0], bdims[0]), **p), 0)
+
+
 @windows_p.def_impl("cpu")
 def _windows_cpu(x, *, kernel, stride, dilation):
     k = len(kernel)
@@ -136,6 +140,10 @@ windows_transpose_p = Primitive(
     vjp=(lambda g, out, cols, *, spatial, kernel, stride, dilation: windows_p.bind(
         g, kernel=kernel, stride=stride, dilation=dilation),),
     jvp=lambda ts, out, cols, **p: windows_transpose_p.bind(ts[0], **p))
+
+
+windows_transpose_p.batch = lambda vals, bdims, **p: (
+    windows_transpose_p.bind(move_to_front(vals[0], bdims[0]), **p), 0)
 
 
 @windows_transpose_p.def_impl("cpu")
@@ -251,6 +259,40 @@ def _conv_jvp(ts, out, x, w, **params):
 
 conv_p = Primitive("conv", _conv_meta, family="nn", vjp=(_conv_vjp_x, _conv_vjp_w), vjp_reads=(0, 1),
                    jvp=_conv_jvp)
+
+
+def _conv_batch(vals, bdims, *, stride, padding, dilation, groups):
+    """Batched images fold into N; batched filters become extra groups (one per batch element)."""
+    (x, w), (bx, bw) = vals, bdims
+    if bw is None:
+        x = move_to_front(x, bx)
+        b, n = x.shape[0], x.shape[1]
+        out = conv_p.bind(reshape(x, (b * n,) + tuple(x.shape[2:])), w, stride=stride, padding=padding,
+                          dilation=dilation, groups=groups)
+        return reshape(out, (b, n) + tuple(out.shape[1:])), 0
+    w = move_to_front(w, bw)
+    b, o = w.shape[0], w.shape[1]
+    sp = len(w.shape) - 3
+    if bx is None:  # one image batch, B filter banks: regroup filters group-major, then split them back
+        g = groups
+        wg = reshape(w, (b, g, o // g) + tuple(w.shape[2:]))
+        wg = transpose(wg, (1, 0) + tuple(range(2, len(wg.shape))))
+        out = conv_p.bind(x, reshape(wg, (g * b * (o // g),) + tuple(w.shape[2:])), stride=stride,
+                          padding=padding, dilation=dilation, groups=g)
+        n = out.shape[0]
+        out = reshape(out, (n, g, b, o // g) + tuple(out.shape[2:]))
+        out = transpose(out, (2, 0, 1, 3) + tuple(range(4, 4 + sp)))
+        return reshape(out, (b, n, o) + tuple(out.shape[4:])), 0
+    x = move_to_front(x, bx)
+    n, c = x.shape[1], x.shape[2]
+    xs = reshape(transpose(x, (1, 0) + tuple(range(2, len(x.shape)))), (n, b * c) + tuple(x.shape[3:]))
+    out = conv_p.bind(xs, reshape(w, (b * o,) + tuple(w.shape[2:])), stride=stride, padding=padding,
+                      dilation=dilation, groups=groups * b)
+    out = reshape(out, (n, b, o) + tuple(out.shape[2:]))
+    return transpose(out, (1, 0) + tuple(range(2, len(out.shape)))), 0
+
+
+conv_p.batch = _conv_batch
 
 
 @conv_p.def_impl("cpu")
@@ -424,6 +466,19 @@ max_pool_p = Primitive("max_pool", _max_pool_meta, family="nn", vjp=(_max_pool_v
                        jvp=_max_pool_jvp)
 
 
+def _pool_batch(prim):
+    """Pools act on trailing spatial axes: fold the batch axis into N, unfold after."""
+    def rule(vals, bdims, **p):
+        x = move_to_front(vals[0], bdims[0])
+        b, n = x.shape[0], x.shape[1]
+        out = prim.bind(reshape(x, (b * n,) + tuple(x.shape[2:])), **p)
+        return reshape(out, (b, n) + tuple(out.shape[1:])), 0
+    return rule
+
+
+max_pool_p.batch = _pool_batch(max_pool_p)
+
+
 @max_pool_p.def_impl("cpu")
 def _max_pool_cpu(x, *, window, stride, padding, dilation, ceil_mode):
     k = len(window)
@@ -486,6 +541,9 @@ def _avg_pool_vjp(g, out, x, *, window, stride, padding, ceil_mode, count_includ
 
 avg_pool_p = Primitive("avg_pool", _avg_pool_meta, linear=True, family="nn", vjp=(_avg_pool_vjp,),
                        jvp=lambda ts, out, x, **p: avg_pool_p.bind(ts[0], **p))
+
+
+avg_pool_p.batch = _pool_batch(avg_pool_p)
 
 
 @avg_pool_p.def_impl("cpu")

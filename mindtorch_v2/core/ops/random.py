@@ -31,6 +31,7 @@ from .. import array as _array
 from ..devices import device as _device
 from ..primitive import Primitive
 from . import _family
+from ..batching import all_front
 from . import creation as _creation
 from . import elementwise as _ew
 from . import indexing as _ix
@@ -110,9 +111,22 @@ def _split_meta(k, *, num):
     return (num, 2), _dt.int64
 
 
+def _per_key(prim):
+    """Batched keys: each batch element draws from its own key (independent Philox streams, so the
+    draws are one per key by nature); an unbatched key never reaches a rule and gives the same
+    numbers to every element."""
+    def rule(vals, bdims, **p):
+        args, n = all_front(vals, bdims)
+        from .shape import stack
+        outs = [prim.bind(*[a[i] for a in args], **p) for i in range(n)]
+        return stack(outs, 0), 0
+    return rule
+
+
 random_split_p = Primitive("random_split", _split_meta, family="random")
 random_split_p.def_impl("cpu")(
     lambda k, *, num: _philox(k, domain=_SPLIT).random_raw(2 * num).view(np.int64).reshape(num, 2))
+random_split_p.batch = _per_key(random_split_p)
 
 
 def split(key, num=2):
@@ -131,6 +145,7 @@ def _fold_in_meta(k, data):
 random_fold_in_p = Primitive("random_fold_in", _fold_in_meta, family="random")
 random_fold_in_p.def_impl("cpu")(
     lambda k, data: _philox(k, word2=data.astype(np.uint64), domain=_FOLD_IN).random_raw(2).view(np.int64))
+random_fold_in_p.batch = _per_key(random_fold_in_p)
 
 
 def fold_in(key, data):
@@ -151,6 +166,7 @@ def fold_in(key, data):
 
 random_uniform_p = Primitive("random_uniform", _sampler_meta("random_uniform", _dt.FLOAT, "a floating-point dtype"),
                              family="random")
+random_uniform_p.batch = _per_key(random_uniform_p)
 
 
 @random_uniform_p.def_impl("cpu")
@@ -189,6 +205,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 
 random_normal_p = Primitive("random_normal", _sampler_meta("random_normal", _dt.FLOAT, "a floating-point dtype"),
                             family="random")
+random_normal_p.batch = _per_key(random_normal_p)
 
 
 @random_normal_p.def_impl("cpu")
@@ -221,6 +238,7 @@ def _truncated_normal_meta(k, *, lower, upper, shape, dtype):
 
 
 random_truncated_normal_p = Primitive("random_truncated_normal", _truncated_normal_meta, family="random")
+random_truncated_normal_p.batch = _per_key(random_truncated_normal_p)
 
 
 @random_truncated_normal_p.def_impl("cpu")
@@ -291,6 +309,7 @@ random_randint_p = Primitive("random_randint", _randint_meta, family="random")
 random_randint_p.def_impl("cpu")(
     lambda k, *, shape, minval, maxval, dtype: np.random.Generator(_philox(k)).integers(
         minval, maxval, size=shape, dtype=np.int64).astype(dtype.np))
+random_randint_p.batch = _per_key(random_randint_p)
 
 
 def randint(key, shape, minval, maxval, dtype=None):
@@ -336,6 +355,7 @@ def _permutation_meta(k, *, n):
 
 random_permutation_p = Primitive("random_permutation", _permutation_meta, family="random")
 random_permutation_p.def_impl("cpu")(lambda k, *, n: np.random.Generator(_philox(k)).permutation(n))
+random_permutation_p.batch = _per_key(random_permutation_p)
 
 
 def permutation(key, x, axis=0):

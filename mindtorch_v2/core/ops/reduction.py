@@ -8,6 +8,7 @@ import builtins
 import numpy as np
 
 from .. import dtypes as dt
+from ..batching import move_to_front
 from ..primitive import Primitive
 from . import _family
 from ._family import normalize_axes, normalize_axis
@@ -60,6 +61,18 @@ sum_p = Primitive("sum", _reduce_meta("sum", _sum_dtype), linear=True, family="r
                   vjp=(_sum_vjp,), jvp=lambda ts, out, x, *, axis, keepdims: sum_p.bind(ts[0], axis=axis, keepdims=keepdims))
 
 
+def _reduce_batch(prim):
+    """Batch axis first; the reduced axes shift by one (a 0-d value reduces over nothing)."""
+    def rule(vals, bdims, *, axis, keepdims):
+        x = move_to_front(vals[0], bdims[0])
+        nd = len(x.shape) - 1
+        return prim.bind(x, axis=tuple(a + 1 for a in axis if a < nd), keepdims=keepdims), 0
+    return rule
+
+
+sum_p.batch = _reduce_batch(sum_p)
+
+
 @sum_p.def_impl("cpu")
 def _sum_cpu(x, *, axis, keepdims):
     return np.sum(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
@@ -101,6 +114,9 @@ def _prod_vjp(g, out, x, *, axis, keepdims):
 prod_p = Primitive("prod", _reduce_meta("prod", _sum_dtype), family="reduction", vjp=(_prod_vjp,), vjp_reads=(0,))
 
 
+prod_p.batch = _reduce_batch(prod_p)
+
+
 @prod_p.def_impl("cpu")
 def _prod_cpu(x, *, axis, keepdims):
     return np.prod(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
@@ -122,6 +138,7 @@ def _extremum(name, np_fn):
 
     prim = Primitive(name, _reduce_meta(name, lambda d: d, nonempty=True), family="reduction",
                      vjp=(vjp,), vjp_reads=(0, "out"), jvp=jvp)
+    prim.batch = _reduce_batch(prim)
     prim.def_impl("cpu")(lambda x, *, axis, keepdims: np_fn(x, axis=_np_axis(x, axis), keepdims=keepdims))
     return prim
 
@@ -130,8 +147,10 @@ max_p = _extremum("max", np.max)
 min_p = _extremum("min", np.min)
 
 any_p = Primitive("any", _reduce_meta("any", lambda d: dt.bool_), family="reduction")
+any_p.batch = _reduce_batch(any_p)
 any_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.any(x, axis=_np_axis(x, axis), keepdims=keepdims))
 all_p = Primitive("all", _reduce_meta("all", lambda d: dt.bool_), family="reduction")
+all_p.batch = _reduce_batch(all_p)
 all_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.all(x, axis=_np_axis(x, axis), keepdims=keepdims))
 
 
@@ -146,9 +165,25 @@ def _arg_meta(name):
     return meta
 
 
+def _arg_batch(prim):
+    """axis=None means the flattened array: flatten per batch element, reduce axis 1."""
+    def rule(vals, bdims, *, axis, keepdims):
+        x = move_to_front(vals[0], bdims[0])
+        b, logical = x.shape[0], tuple(x.shape[1:])
+        if axis is None:
+            out = prim.bind(reshape(x, (b, -1)), axis=1, keepdims=False)
+            return (reshape(out, (b,) + (1,) * len(logical)) if keepdims else out), 0
+        if not logical:
+            return prim.bind(reshape(x, (b, 1)), axis=1, keepdims=False), 0
+        return prim.bind(x, axis=axis + 1, keepdims=keepdims), 0
+    return rule
+
+
 argmax_p = Primitive("argmax", _arg_meta("argmax"), family="reduction")
+argmax_p.batch = _arg_batch(argmax_p)
 argmax_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.argmax(x, axis=axis, keepdims=keepdims))
 argmin_p = Primitive("argmin", _arg_meta("argmin"), family="reduction")
+argmin_p.batch = _arg_batch(argmin_p)
 argmin_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.argmin(x, axis=axis, keepdims=keepdims))
 
 
@@ -164,6 +199,16 @@ def _reverse_cumsum(g, axis):
 cumsum_p = Primitive("cumsum", _cumsum_meta, linear=True, family="reduction",
                      vjp=(lambda g, out, x, *, axis: _reverse_cumsum(g, axis),),
                      jvp=lambda ts, out, x, *, axis: cumsum_p.bind(ts[0], axis=axis))
+
+
+def _cumsum_batch(vals, bdims, *, axis):
+    x = move_to_front(vals[0], bdims[0])
+    if len(x.shape) == 1:  # a 0-d value: cumsum is a cast
+        return cumsum_p.bind(reshape(x, (x.shape[0], 1)), axis=1)[:, 0], 0
+    return cumsum_p.bind(x, axis=axis + 1), 0
+
+
+cumsum_p.batch = _cumsum_batch
 
 
 @cumsum_p.def_impl("cpu")

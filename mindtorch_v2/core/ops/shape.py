@@ -8,6 +8,7 @@ import builtins
 
 import numpy as np
 
+from ..batching import all_front, move_to_front, shift_axes
 from ..primitive import Primitive
 from . import _family
 from ._family import normalize_axes, normalize_axis, sum_to_shape
@@ -42,6 +43,8 @@ def _reshape_meta(x, *, shape):
 reshape_p = Primitive("reshape", _reshape_meta, linear=True, family="shape",
                       vjp=(lambda g, out, x, *, shape: reshape_p.bind(g, shape=x.shape),),
                       jvp=lambda ts, out, x, *, shape: reshape_p.bind(ts[0], shape=shape))
+reshape_p.batch = lambda vals, bdims, *, shape: (
+    reshape_p.bind(move_to_front(vals[0], bdims[0]), shape=(vals[0].shape[bdims[0]],) + shape), 0)
 reshape_p.def_impl("cpu")(lambda x, *, shape: np.reshape(x, shape))
 
 
@@ -85,6 +88,14 @@ def _broadcast_to_meta(x, *, shape):
 broadcast_to_p = Primitive("broadcast_to", _broadcast_to_meta, linear=True, family="shape",
                            vjp=(lambda g, out, x, *, shape: sum_to_shape(g, x.shape),),
                            jvp=lambda ts, out, x, *, shape: broadcast_to_p.bind(ts[0], shape=shape))
+def _broadcast_to_batch(vals, bdims, *, shape):
+    x = move_to_front(vals[0], bdims[0])
+    b, logical = x.shape[0], tuple(x.shape[1:])
+    x = reshape_p.bind(x, shape=(b,) + (1,) * (len(shape) - len(logical)) + logical)
+    return broadcast_to_p.bind(x, shape=(b,) + shape), 0
+
+
+broadcast_to_p.batch = _broadcast_to_batch
 broadcast_to_p.def_impl("cpu")(lambda x, *, shape: np.broadcast_to(x, shape))
 
 
@@ -122,6 +133,8 @@ def _inverse_perm(perm):
 transpose_p = Primitive("transpose", _transpose_meta, linear=True, family="shape",
                         vjp=(lambda g, out, x, *, perm: transpose_p.bind(g, perm=_inverse_perm(perm)),),
                         jvp=lambda ts, out, x, *, perm: transpose_p.bind(ts[0], perm=perm))
+transpose_p.batch = lambda vals, bdims, *, perm: (
+    transpose_p.bind(move_to_front(vals[0], bdims[0]), perm=(0,) + shift_axes(perm)), 0)
 transpose_p.def_impl("cpu")(lambda x, *, perm: np.transpose(x, perm))
 
 
@@ -172,6 +185,8 @@ def _squeeze_meta(x, *, axis):
 squeeze_p = Primitive("squeeze", _squeeze_meta, linear=True, family="shape",
                       vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),),
                       jvp=lambda ts, out, x, *, axis: squeeze_p.bind(ts[0], axis=axis))
+squeeze_p.batch = lambda vals, bdims, *, axis: (
+    squeeze_p.bind(move_to_front(vals[0], bdims[0]), axis=shift_axes(axis)), 0)
 squeeze_p.def_impl("cpu")(lambda x, *, axis: np.squeeze(x, axis))
 
 
@@ -200,6 +215,8 @@ def _expand_dims_meta(x, *, axis):
 expand_dims_p = Primitive("expand_dims", _expand_dims_meta, linear=True, family="shape",
                           vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),),
                           jvp=lambda ts, out, x, *, axis: expand_dims_p.bind(ts[0], axis=axis))
+expand_dims_p.batch = lambda vals, bdims, *, axis: (
+    expand_dims_p.bind(move_to_front(vals[0], bdims[0]), axis=shift_axes(axis)), 0)
 expand_dims_p.def_impl("cpu")(lambda x, *, axis: np.expand_dims(x, axis))
 
 
@@ -255,6 +272,8 @@ def _concatenate_jvp(ts, out, *xs, axis):
 
 concatenate_p = Primitive("concatenate", _concatenate_meta, linear=True, family="shape",
                           vjp=_ConcatRules(), jvp=_concatenate_jvp)
+concatenate_p.batch = lambda vals, bdims, *, axis: (
+    concatenate_p.bind(*all_front(vals, bdims)[0], axis=axis + 1), 0)
 concatenate_p.def_impl("cpu")(lambda *xs, axis: np.concatenate(xs, axis=axis))
 
 
@@ -315,6 +334,10 @@ pad_p = Primitive("pad", _pad_meta, linear=True, family="shape",
                   jvp=lambda ts, out, x, *, pad_width, value: pad_p.bind(ts[0], pad_width=pad_width, value=0))
 
 
+pad_p.batch = lambda vals, bdims, *, pad_width, value: (
+    pad_p.bind(move_to_front(vals[0], bdims[0]), pad_width=((0, 0),) + pad_width, value=value), 0)
+
+
 @pad_p.def_impl("cpu")
 def _pad_cpu(x, *, pad_width, value):
     # add the positive padding first, then crop the negative: the result has size s + lo + hi
@@ -369,6 +392,12 @@ def _slice_vjp(g, out, x, *, starts, stops, steps):
 
 slice_p = Primitive("slice", _slice_meta, linear=True, family="shape", vjp=(_slice_vjp,),
                     jvp=lambda ts, out, x, **p: slice_p.bind(ts[0], **p))
+def _slice_params(b, starts, stops, steps):
+    return {"starts": (0,) + starts, "stops": (b,) + stops, "steps": (1,) + steps}
+
+
+slice_p.batch = lambda vals, bdims, *, starts, stops, steps: (slice_p.bind(
+    move_to_front(vals[0], bdims[0]), **_slice_params(vals[0].shape[bdims[0]], starts, stops, steps)), 0)
 slice_p.def_impl("cpu")(lambda x, *, starts, stops, steps: x[_slices(starts, stops, steps)])
 
 
@@ -390,6 +419,14 @@ slice_scatter_p = Primitive(
     "slice_scatter", _slice_scatter_meta, linear=True, family="shape", jvp=_slice_scatter_jvp,
     vjp=(lambda g, out, x, src, **p: slice_scatter_p.bind(g, _zeros_aval(src), **p),
          lambda g, out, x, src, **p: slice_p.bind(g, **p)))
+
+
+def _slice_scatter_batch(vals, bdims, *, starts, stops, steps):
+    (x, src), b = all_front(vals, bdims)
+    return slice_scatter_p.bind(x, src, **_slice_params(b, starts, stops, steps)), 0
+
+
+slice_scatter_p.batch = _slice_scatter_batch
 
 
 @slice_scatter_p.def_impl("cpu")
@@ -446,6 +483,8 @@ def _flip_meta(x, *, axis):
 flip_p = Primitive("flip", _flip_meta, linear=True, family="shape",
                    vjp=(lambda g, out, x, *, axis: flip_p.bind(g, axis=axis),),
                    jvp=lambda ts, out, x, *, axis: flip_p.bind(ts[0], axis=axis))
+flip_p.batch = lambda vals, bdims, *, axis: (flip_p.bind(move_to_front(vals[0], bdims[0]),
+                                                                axis=shift_axes(axis)), 0)
 flip_p.def_impl("cpu")(lambda x, *, axis: np.flip(x, axis))
 
 
@@ -505,6 +544,17 @@ as_strided_p = Primitive("as_strided", _as_strided_meta, linear=True, family="sh
                          jvp=lambda ts, out, base, **p: as_strided_p.bind(ts[0], **p))
 
 
+def _strided_batch_params(base, shape, strides, offset):
+    """Batch element b's base is the b-th row-major block of the batched base."""
+    n = _prod(base.shape[1:])
+    return {"shape": (base.shape[0],) + shape, "strides": (n,) + strides, "offset": offset}
+
+
+as_strided_p.batch = lambda vals, bdims, *, shape, strides, offset: (as_strided_p.bind(
+    move_to_front(vals[0], bdims[0]), **_strided_batch_params(move_to_front(vals[0], bdims[0]), shape, strides,
+                                                              offset)), 0)
+
+
 @as_strided_p.def_impl("cpu")
 def _as_strided_cpu(base, *, shape, strides, offset):
     return _flat_view(np.ascontiguousarray(base).reshape(-1), shape, strides, offset)
@@ -533,6 +583,14 @@ as_strided_scatter_p = Primitive(
         g, _zeros_aval(src), shape=shape, strides=strides, offset=offset),
          lambda g, out, base, src, *, shape, strides, offset, donate=False: as_strided_p.bind(
         g, shape=shape, strides=strides, offset=offset)))
+
+
+def _as_strided_scatter_batch(vals, bdims, *, shape, strides, offset, donate=False):
+    (base, src), _ = all_front(vals, bdims)
+    return as_strided_scatter_p.bind(base, src, **_strided_batch_params(base, shape, strides, offset)), 0
+
+
+as_strided_scatter_p.batch = _as_strided_scatter_batch
 
 
 @as_strided_scatter_p.def_impl("cpu")

@@ -7,7 +7,9 @@ the same ones `core.vjp` uses) in reverse creation order.
 
 Without create_graph the rules run on plain core values (fast, nothing recorded);
 with create_graph=True they run on Tensors with recording on, so the gradient
-has its own history and can be differentiated again.
+has its own history and can be differentiated again. A node of another type
+(a custom autograd.Function's) runs itself: `node.apply(grads, create_graph)`
+returns one gradient per edge, `node.release_variables()` frees what it saved.
 """
 import heapq
 
@@ -110,7 +112,10 @@ def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accum
                 if accumulate and gs[0] is not None:
                     node.variable._accumulate_grad(gs[0], create_graph)
                 continue
-            _run_node(node, gs, push, create_graph, retain_graph, Tensor)
+            if type(node) is graph.Node:
+                _run_node(node, gs, push, create_graph, retain_graph, Tensor)
+            else:
+                _run_custom(node, gs, push, create_graph, retain_graph)
     if inputs is not None:
         return [captured.get(i) for i in range(len(inputs))]
     return None
@@ -160,3 +165,16 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor):
         node.freed = True
         node.saved = {}
         node.out_saved = None
+
+
+def _run_custom(node, gs, push, create_graph, retain_graph):
+    """A node that runs itself (autograd.Function): apply(grads, create_graph) -> one grad per edge."""
+    grads_in = node.apply(gs, create_graph)
+    if node.hooks:
+        for hook in node.hooks:
+            hook(tuple(grads_in), tuple(gs))
+    for edge, gi in zip(node.next_functions, grads_in):
+        if gi is not None:
+            push(edge, gi)
+    if not retain_graph:
+        node.release_variables()

@@ -15,7 +15,7 @@ import numpy as np
 from ...eager import creation as _creation
 from ...eager import ops as _ops
 from ...eager.tensor import Tensor
-from .dataset import IterableDataset
+from .dataset import IterableDataset, Subset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _draw_seed
 
 _NP_STR_OBJ = re.compile(r"[SaUO]")
@@ -240,6 +240,7 @@ class _DataLoaderIter:
         self._base_seed = _draw_seed(loader.generator)
         self._dataset_iter = iter(self._dataset) if loader._is_iterable else None
         self._num_yielded = 0
+        self._gather = self._auto and self._collate is default_collate and _tensor_dataset_root(self._dataset)
 
     def __iter__(self):
         return self
@@ -249,6 +250,11 @@ class _DataLoaderIter:
 
     def __next__(self):
         index = next(self._sampler_iter)
+        if self._gather:
+            batch = _gather(self._dataset, index)
+            if batch is not None:
+                self._num_yielded += 1
+                return batch
         data = self._fetch_iterable(index) if self._dataset_iter is not None else self._fetch_map(index)
         self._num_yielded += 1
         return self._collate(data)
@@ -273,3 +279,27 @@ class _DataLoaderIter:
         if not data or (self._drop_last and len(data) < len(index)):
             raise StopIteration
         return data
+
+
+def _tensor_dataset_root(dataset):
+    """Whether `dataset` is a TensorDataset, possibly under Subsets (exact types: no overridden __getitem__)."""
+    while type(dataset) is Subset:
+        dataset = dataset.dataset
+    return type(dataset) is TensorDataset
+
+
+def _gather(dataset, index):
+    """default_collate([dataset[i] for i in index]) as one indexing per tensor (None if an index is not an int).
+
+    Stacking a batch of row views costs two ops per sample; `t[index]` gives the
+    same values, dtype and autograd history in one op.
+    """
+    if not all(type(i) is int for i in index):
+        return None
+    while type(dataset) is Subset:
+        indices = dataset.indices
+        index = [indices[i] for i in index]
+        if not all(type(i) is int for i in index):
+            return None
+        dataset = dataset.dataset
+    return [t[index] for t in dataset.tensors]

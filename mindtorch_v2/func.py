@@ -1,0 +1,256 @@
+"""torch.func: functional transforms over eager Tensors, run by the core's transforms.
+
+Each transform converts Tensor arguments to core values, runs the core transform
+on a function that wraps the (traced) values back into fresh Tensors for the
+user's code, and converts the results back to Tensors. So there is one
+implementation of every transform; the eager tape is not used (the Tensors made
+inside require no grad) and the caller's Tensors are never written.
+
+In-place ops inside a transformed function just work: a Tensor's storage may
+hold a traced value, and the in-place writeback (as_strided_scatter) is itself
+a primitive the transforms understand.
+"""
+import contextlib
+import functools
+import threading
+
+from . import core
+from .core.pytree import tree_flatten, tree_map
+from .eager import grad_mode
+from .eager.tensor import Tensor
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
+           "stack_module_state"]
+
+
+def _to_value(x):
+    if isinstance(x, Tensor):
+        return x._value()
+    return x
+
+
+def _to_tensor(x):
+    if isinstance(x, (core.Array, core.Tracer)):
+        return Tensor._from_value(x)
+    return x
+
+
+def _values(tree):
+    return tree_map(_to_value, tree)
+
+
+def _tensors(tree):
+    return tree_map(_to_tensor, tree)
+
+
+def _wrap_fn(func):
+    """func on Tensors -> a function on core values (inputs and outputs converted)."""
+    @functools.wraps(func)
+    def on_values(*vals, **kwargs):
+        with grad_mode.no_grad():
+            out = func(*_tensors(vals), **kwargs)
+        return _values(out)
+    return on_values
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of scalar func w.r.t. args[argnums] (torch.func.grad)."""
+    def wrapper(*args, **kwargs):
+        res = core.grad(_bind_kwargs(_wrap_fn(func), kwargs), argnums, has_aux)(*_values(args))
+        return _tensors(res)
+    return wrapper
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """(gradient, value) of func (torch.func.grad_and_value; with aux: (grad, (value, aux)))."""
+    def wrapper(*args, **kwargs):
+        value, g = core.value_and_grad(_bind_kwargs(_wrap_fn(func), kwargs), argnums, has_aux)(*_values(args))
+        return _tensors(g), _tensors(value)
+    return wrapper
+
+
+def _bind_kwargs(fn, kwargs):
+    if not kwargs:
+        return fn
+    return lambda *a: fn(*a, **kwargs)
+
+
+def vjp(func, *primals, has_aux=False):
+    """(func(*primals), vjp_fn) [+ aux]; vjp_fn(cotangents) returns a tuple of Tensors."""
+    res = core.vjp(_wrap_fn(func), *_values(primals), has_aux=has_aux)
+    out, pull = res[0], res[1]
+
+    def vjp_fn(*cotangents):
+        ct = cotangents[0] if len(cotangents) == 1 else cotangents
+        return _tensors(tuple(pull(_values(ct))))
+
+    if has_aux:
+        return _tensors(out), vjp_fn, _tensors(res[2])
+    return _tensors(out), vjp_fn
+
+
+def jvp(func, primals, tangents, *, has_aux=False):
+    """(func(*primals), J tangents) [+ aux] (torch.func.jvp)."""
+    res = core.jvp(_wrap_fn(func), tuple(_values(tuple(primals))), tuple(_values(tuple(tangents))),
+                   has_aux=has_aux)
+    return tuple(_tensors(r) for r in res)
+
+
+def jacrev(func, argnums=0, *, has_aux=False):
+    def wrapper(*args):
+        return _tensors(core.jacrev(_wrap_fn(func), argnums, has_aux)(*_values(args)))
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    def wrapper(*args):
+        return _tensors(core.jacfwd(_wrap_fn(func), argnums, has_aux)(*_values(args)))
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    def wrapper(*args):
+        return _tensors(core.hessian(_wrap_fn(func), argnums)(*_values(args)))
+    return wrapper
+
+
+# ---------------------------------------------------------------------------
+# vmap with torch's randomness modes
+
+_rng = threading.local()
+
+
+def random_key_source():
+    """The innermost vmap's randomness: None outside vmap, else ("error"|"same"|"different", holder)."""
+    stack = getattr(_rng, "stack", None)
+    return stack[-1] if stack else None
+
+
+@contextlib.contextmanager
+def _randomness(mode, holder):
+    stack = _rng.__dict__.setdefault("stack", [])
+    stack.append((mode, holder))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """Vectorize func over a dimension of its Tensor arguments (torch.func.vmap).
+
+    randomness: "error" (random ops inside raise), "same" (one draw shared by the batch) or
+    "different" (each batch element gets its own key split from the global generator).
+    """
+    if randomness not in ("error", "same", "different"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
+                           f"Got {randomness}")
+
+    def wrapper(*args, **kwargs):
+        from .eager.creation import default_generator
+        vals = _values(args)
+        in_axes = in_dims if not isinstance(in_dims, list) else tuple(in_dims)
+        if randomness == "error":
+            key, key_axis = None, None
+        else:
+            key = default_generator.next_key()
+            key_axis = None
+            if randomness == "different":
+                size = _batch_size(vals, in_axes)
+                key, key_axis = core.random.split(key, size), 0
+
+        def on_values(key, *vals):
+            holder = {"key": key}
+            with _randomness(randomness, holder):
+                return _wrap_fn(func)(*vals, **kwargs)
+
+        axes = (key_axis,) + (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(vals))
+        out = core.vmap(on_values, in_axes=axes, out_axes=out_dims)(key, *vals)
+        return _tensors(out)
+    return wrapper
+
+
+def _batch_size(vals, in_axes):
+    leaves, _ = tree_flatten(vals)
+    if isinstance(in_axes, tuple):
+        axes = []
+        for ax, v in zip(in_axes, vals):
+            axes.extend([ax] * len(tree_flatten(v)[0]) if not isinstance(ax, (tuple, list, dict)) else
+                        tree_flatten(ax)[0])
+    else:
+        axes = [in_axes] * len(leaves)
+    for v, ax in zip(leaves, axes):
+        if ax is not None and hasattr(v, "shape"):
+            return v.shape[ax]
+    raise ValueError("vmap: at least one argument must be mapped")
+
+
+# ---------------------------------------------------------------------------
+# modules as functions
+
+
+def _get_path(module, name):
+    *path, last = name.split(".")
+    for p in path:
+        module = getattr(module, p)
+    return module, last
+
+
+def _slot_dict(owner, attr):
+    for store in ("_parameters", "_buffers"):
+        d = getattr(owner, store, None)
+        if d is not None and attr in d:
+            return d
+    return None
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *, tie_weights=True, strict=False):
+    """Call module with its parameters and buffers replaced by the given tensors (nothing is written)."""
+    if isinstance(parameter_and_buffer_dicts, (list, tuple)):
+        merged = {}
+        for d in parameter_and_buffer_dicts:
+            merged.update(d)
+        parameter_and_buffer_dicts = merged
+    if not isinstance(args, tuple):
+        args = (args,)
+    kwargs = kwargs or {}
+    if strict:
+        expected = {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+        missing = expected - set(parameter_and_buffer_dicts)
+        unexpected = set(parameter_and_buffer_dicts) - expected
+        if missing or unexpected:
+            raise RuntimeError(f"functional_call got missing keys {sorted(missing)} and unexpected keys "
+                               f"{sorted(unexpected)}")
+    saved = []
+    try:
+        for name, value in parameter_and_buffer_dicts.items():
+            owner, attr = _get_path(module, name)
+            store = _slot_dict(owner, attr)
+            if store is not None:
+                saved.append((store, attr, store[attr]))
+                store[attr] = value
+            else:
+                saved.append((owner, attr, getattr(owner, attr)))
+                object.__setattr__(owner, attr, value)
+        return module(*args, **kwargs)
+    finally:
+        for store, attr, old in reversed(saved):
+            if isinstance(store, dict):
+                store[attr] = old
+            else:
+                object.__setattr__(store, attr, old)
+
+
+def stack_module_state(models):
+    """(params, buffers): each name maps to the models' tensors stacked on a new leading dim."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if any(m.training != models[0].training for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    from . import stack
+    params = {n: stack([dict(m.named_parameters())[n].detach() for m in models]).requires_grad_(p.requires_grad)
+              for n, p in models[0].named_parameters()}
+    buffers = {n: stack([dict(m.named_buffers())[n] for m in models]) for n, _ in models[0].named_buffers()}
+    return params, buffers
+

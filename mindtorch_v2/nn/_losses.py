@@ -1,0 +1,373 @@
+"""The loss functions of torch.nn.functional (re-exported there), as composites of tensor ops.
+
+Reductions: 'none' keeps the per-element loss, 'sum' adds it up, 'mean' divides by
+the element count, or for nll_loss / cross_entropy with class indices by the sum
+of the weights of the targets that are not ignore_index (torch's definition).
+"""
+import math
+import warnings
+
+import mindtorch_v2 as torch
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    """torch's size_average / reduce arguments mapped onto `reduction` (they win when given)."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
+        "mean" if (size_average is None or size_average) and (reduce is None or reduce) else
+        "sum" if reduce is None or reduce else "none"), UserWarning, stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if size_average and reduce:
+        return "mean"
+    return "sum" if reduce else "none"
+
+
+def _reduce(loss, reduction):
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_reduction(reduction, allowed=_REDUCTIONS):
+    if reduction not in allowed:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _warn_size(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", UserWarning, stacklevel=3)
+
+
+def _neg_logsigmoid(x):
+    """-log(sigmoid(x)) = softplus(-x), stable for large |x|, with the exact derivative -(1 - sigmoid(x))
+    everywhere (also at 0; an |x| form gives a wrong subgradient there)."""
+    pos = torch.log1p(torch.exp(-x.clamp(min=0)))
+    neg = torch.log1p(torch.exp(x.clamp(max=0))) - x
+    return torch.where(x >= 0, pos, neg)
+
+
+# ---------------------------------------------------------------------------
+# regression
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """(input - target)^2, reduced."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """|input - target|, reduced."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (plain L1 when beta == 0)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = (input - target).abs()
+    if beta == 0.0:
+        return _reduce(d, reduction)
+    loss = torch.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = (input - target).abs()
+    loss = torch.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------------------
+# classification
+
+
+def _check_weight(weight, c):
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
+                           f"weight tensor of shape: {list(weight.shape)}")
+
+
+def _class_targets(input, target, name):
+    """(input as (N, C, ...), target as (N, ...), unbatched?) after torch's shape and dtype checks."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if target.is_floating_point() or target.dtype is torch.bool:
+        raise RuntimeError(f"expected scalar type Long but found {_type_word(target.dtype)}")
+    unbatched = input.ndim == 1
+    if unbatched:
+        if target.ndim != 0:
+            raise RuntimeError(f"{name}: for an unbatched input of shape {list(input.shape)} the target must be a "
+                               f"0-dim tensor, got shape {list(target.shape)}")
+        return input.unsqueeze(0), target.reshape(1), True
+    if target.ndim == 0 or input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0] if target.ndim else 1}).")
+    expected = (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape) != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+    return input, target, False
+
+
+def _type_word(d):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "bool_": "Bool",
+            "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(d.name, d.name)
+
+
+def _picked_nll(logp, target, weight, ignore_index):
+    """(-w[t] * logp[t] per position, w[t] per position), both 0 at ignored positions."""
+    c = logp.shape[1]
+    valid = target != ignore_index
+    safe = torch.where(valid, target, 0)
+    if safe.numel() and safe.device.type != "meta":
+        lo, hi = int(safe.min()), int(safe.max())
+        if lo < 0 or hi >= c:
+            raise IndexError(f"Target {lo if lo < 0 else hi} is out of bounds.")
+    picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
+    if weight is None:
+        w = valid.to(logp.dtype)
+        return torch.where(valid, -picked, 0.0), w
+    w = torch.where(valid, weight.to(logp.dtype).index_select(0, safe.reshape(-1)).reshape(safe.shape), 0.0)
+    return -picked * w, w
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """-weight[t] * input[n, t] for log-probabilities input (N, C, ...) and class indices t; 'mean' divides by
+    the summed weights of the targets that are not ignore_index."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x, t, unbatched = _class_targets(input, target, "nll_loss")
+    _check_weight(weight, x.shape[1])
+    loss, w = _picked_nll(x, t, weight, ignore_index)
+    if reduction == "none":
+        return loss.squeeze(0) if unbatched else loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.sum()
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """log_softmax over the class dim (1, or 0 unbatched) then NLL; targets are class indices or, with the
+    input's shape and a float dtype, class probabilities. label_smoothing mixes in the uniform distribution."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    c = input.shape[class_dim]
+    _check_weight(weight, c)
+    logp = torch.log_softmax(input, class_dim)
+    wshape = tuple(c if i == class_dim else 1 for i in range(input.ndim))
+    if target.is_floating_point() and tuple(target.shape) == tuple(input.shape):
+        if label_smoothing > 0.0:
+            target = target * (1.0 - label_smoothing) + label_smoothing / c
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.reshape(wshape)
+        loss = -prod.sum(class_dim)
+        if reduction == "none":
+            return loss
+        if reduction == "sum":
+            return loss.sum()
+        return loss.sum() / (input.numel() // c if c else 0)
+    x, t, unbatched = _class_targets(logp, target, "cross_entropy")
+    nll, w = _picked_nll(x, t, weight, ignore_index)
+    if reduction == "none":
+        loss = nll
+    elif reduction == "sum":
+        loss = nll.sum()
+    else:
+        loss = nll.sum() / w.sum()
+    if label_smoothing > 0.0:
+        # torch: (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c (0 at ignored positions)
+        valid = t != ignore_index
+        xs = x if weight is None else x * weight.reshape((1, c) + (1,) * (x.ndim - 2))
+        smooth = torch.where(valid, -xs.sum(1), 0.0)
+        if reduction == "none":
+            pass
+        elif reduction == "sum":
+            smooth = smooth.sum()
+        elif weight is None:
+            smooth = smooth.sum() / valid.sum()
+        else:
+            smooth = smooth.sum() / w.sum()
+        loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
+    if reduction == "none" and unbatched:
+        loss = loss.squeeze(0)
+    return loss
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-w (t log x + (1 - t) log(1 - x)), each log clamped at -100 as in torch."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if input.numel() and input.device.type != "meta":
+        bad = ((input < 0) | (input > 1) | (input != input)).any()
+        if bool(bad):
+            raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = (target - 1.0) * torch.log1p(-input).clamp(min=-100.0) - target * torch.log(input).clamp(min=-100.0)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """sigmoid + BCE in one stable expression: (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    sp = _neg_logsigmoid(input)
+    if pos_weight is not None:
+        loss = (1.0 - target) * input + (1.0 + (pos_weight - 1.0) * target) * sp
+    else:
+        loss = (1.0 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target * (log target - input) pointwise (input is log-probabilities; target too when log_target)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    if log_target:
+        loss = torch.exp(target) * (target - input)
+    else:
+        zero = target == 0
+        loss = torch.where(zero, 0.0, target * torch.log(torch.where(zero, 1.0, target))) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------------------
+# ranking, embedding and other losses
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    loss = torch.where(target != 1, (margin - input).clamp(min=0), 0.0) + torch.where(target != -1, input, 0.0)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    return _reduce(_neg_logsigmoid(target * input), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    loss = target * _neg_logsigmoid(input) + (1.0 - target) * _neg_logsigmoid(-input)
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(-1) / input.shape[-1]
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    eps = 1e-12
+    dim = input1.ndim - 1
+    prod = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + eps
+    mag2 = (input2 * input2).sum(dim) + eps
+    cos = prod / torch.sqrt(mag1 * mag2)
+    loss = torch.where(target == 1, 1.0 - cos, 0.0) + torch.where(target == -1, (cos - margin).clamp(min=0), 0.0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+
+    def dist(a, b):
+        return (a - b + eps).norm(p, -1)
+    d_ap, d_an = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_an = torch.minimum(d_an, dist(positive, negative))
+    return _reduce((d_ap - d_an + margin).clamp(min=0), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if log_input:
+        loss = torch.exp(input) - target * input
+    else:
+        loss = input - target * torch.log(input + eps)
+    if full:
+        safe = torch.where(target > 1, target, 2.0)
+        stirling = safe * torch.log(safe) - safe + 0.5 * torch.log(safe * (2 * math.pi))
+        loss = loss + torch.where(target > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    _check_reduction(reduction)
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var + (var.clamp(min=eps) - var).detach()  # clamped value, identity gradient (torch clamps in no_grad)
+    loss = 0.5 * (torch.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)

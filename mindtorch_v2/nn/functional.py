@@ -1,0 +1,962 @@
+"""torch.nn.functional: layers, activations and losses as functions of tensors.
+
+Every function here is a composite of torch tensor ops (and core's conv / pool
+primitives), so its gradient comes from those ops' own rules: nothing in this
+package defines a derivative. Where an op's naive form has a non-finite branch
+that `where` would mask (exp overflow in elu / softplus), the branch's input is
+clamped first so the masked branch's gradient stays finite (no 0 * inf).
+"""
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+import mindtorch_v2 as torch
+
+from .. import core
+from ..eager.tensor import Tensor
+from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: F401
+                      cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
+                      margin_ranking_loss, mse_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss,
+                      smooth_l1_loss, soft_margin_loss, triplet_margin_loss)
+
+
+def _pair_like(v, k, name):
+    if isinstance(v, numbers.Integral):
+        return (int(v),) * k
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return v * k
+    if len(v) != k:
+        raise RuntimeError(f"{name} must have {k} elements, got {v}")
+    return v
+
+
+# ---------------------------------------------------------------------------
+# activations
+
+
+def _inplace_result(input, out, inplace):
+    """out, or input overwritten with out for the inplace=True variants."""
+    if inplace:
+        return input.copy_(out)
+    return out
+
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else torch.relu(input)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """input clamped to [min_val, max_val]; the gradient passes only strictly inside (as torch)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    inside = (input > min_val) & (input < max_val)
+    out = torch.where(inside, input, torch.where(input <= min_val, min_val, max_val).to(input.dtype))
+    return _inplace_result(input, out, inplace)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    out = torch.where(input > 0, input, input * negative_slope)
+    return _inplace_result(input, out, inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    out = torch.where(input > 0, input, torch.expm1(input.clamp(max=0)) * alpha)
+    return _inplace_result(input, out, inplace)
+
+
+def selu(input, inplace=False):
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    out = torch.where(input > 0, input, torch.expm1(input.clamp(max=0)) * alpha) * scale
+    return _inplace_result(input, out, inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    out = torch.where(input > 0, input, torch.expm1((input / alpha).clamp(max=0)) * alpha)
+    return _inplace_result(input, out, inplace)
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x); approximate='tanh' uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    if approximate == "none":
+        return input * 0.5 * (1.0 + torch.erf(input * (1.0 / math.sqrt(2.0))))
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        return input * 0.5 * (1.0 + torch.tanh(inner))
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def silu(input, inplace=False):
+    return _inplace_result(input, input * torch.sigmoid(input), inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
+    scaled = input * beta
+    soft = torch.log1p(torch.exp(scaled.clamp(max=threshold))) / beta
+    return torch.where(scaled > threshold, input, soft)
+
+
+def mish(input, inplace=False):
+    return _inplace_result(input, input * torch.tanh(softplus(input)), inplace)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), weight per channel (dim 1, or dim 0 of a 1-D input) or shared."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.ndim >= 2 else input.shape[0]
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+        if input.ndim >= 2:
+            weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
+    return torch.where(input > 0, input, input * weight)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if training:
+        slope = torch.rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2
+    return _inplace_result(input, torch.where(input >= 0, input, input * slope), inplace)
+
+
+def sigmoid(input):
+    return torch.sigmoid(input)
+
+
+def tanh(input):
+    return torch.tanh(input)
+
+
+def logsigmoid(input):
+    return -softplus(-input)
+
+
+def hardsigmoid(input, inplace=False):
+    return _inplace_result(input, hardtanh(input / 6.0 + 0.5, 0.0, 1.0), inplace)
+
+
+def hardswish(input, inplace=False):
+    return _inplace_result(input, input * (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+
+
+def softsign(input):
+    return input / (1.0 + input.abs())
+
+
+def tanhshrink(input):
+    return input - torch.tanh(input)
+
+
+def softshrink(input, lambd=0.5):
+    return torch.where(input > lambd, input - lambd, torch.where(input < -lambd, input + lambd, input * 0))
+
+
+def hardshrink(input, lambd=0.5):
+    return torch.where(input.abs() > lambd, input, input * 0)
+
+
+def threshold(input, threshold, value, inplace=False):
+    out = torch.where(input > threshold, input, torch.full_like(input, value))
+    return _inplace_result(input, out, inplace)
+
+
+def glu(input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size "
+                           f"{input.shape[dim]}")
+    a, b = input.chunk(2, dim)
+    return a * torch.sigmoid(b)
+
+
+def _softmax_dim(name, ndim):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", UserWarning, stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim)
+    return torch.softmax(input, dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    return torch.softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim)
+    return torch.log_softmax(input, dim, dtype=dtype)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    u = torch.rand(*logits.shape, dtype=logits.dtype)
+    gumbels = -torch.log(-torch.log(u.clamp(min=1e-20)).clamp(min=1e-20))
+    y_soft = torch.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = torch.zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps)."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
+    return input / denom
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    w12 = (x1 * x2).sum(dim)
+    w1 = (x1 * x1).sum(dim)
+    w2 = (x2 * x2).sum(dim)
+    return w12 / torch.sqrt((w1 * w2).clamp_min(eps * eps))
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def one_hot(tensor, num_classes=-1):
+    """An int64 tensor of shape (*tensor.shape, num_classes) with a 1 at each class index."""
+    if tensor.dtype is not torch.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() and tensor.device.type != "meta":
+        if int(tensor.min()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        top = int(tensor.max())
+        if num_classes == -1:
+            num_classes = top + 1
+        elif top >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes == -1:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    classes = torch.arange(num_classes, device=tensor.device)
+    return (tensor.unsqueeze(-1) == classes).long()
+
+
+# ---------------------------------------------------------------------------
+# linear, convolution, pooling
+
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias."""
+    if input.ndim and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
+        rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
+                           f"{weight.shape[1]}x{weight.shape[0]})")
+    out = torch.matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_k = x1 . W_k x2 + b_k over the last dims."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
+                           f"{list(input2.shape[:-1])}")
+    if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
+                           f"weight of size {list(weight.shape)}")
+    out = torch.einsum("...i,kij,...j->...k", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+def _conv(name, k, input, weight, bias, stride, padding, dilation, groups):
+    if input.ndim not in (k + 1, k + 2):
+        raise RuntimeError(f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {name}, but got input "
+                           f"of size: {list(input.shape)}")
+    if weight.ndim != k + 2:
+        raise RuntimeError(f"{name}: expected weight to be {k + 2}-dimensional, but got weight of size "
+                           f"{list(weight.shape)}")
+    channels = input.shape[0 if input.ndim == k + 1 else 1]
+    if weight.shape[1] * groups != channels:
+        shape = list(input.shape) if input.ndim == k + 2 else [1] + list(input.shape)
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{shape} to "
+                           f"have {weight.shape[1] * groups} channels, but got {channels} channels instead")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        if padding == "same" and any(s != 1 for s in _pair_like(stride, k, "stride")):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+    else:
+        padding = _pair_like(padding, k, "padding")
+    out = core.conv(input, weight, _pair_like(stride, k, "stride"), padding, _pair_like(dilation, k, "dilation"),
+                    int(groups))
+    if bias is not None:
+        out = out + bias.reshape((-1,) + (1,) * k)
+    return out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d cross-correlation of input (N, C_in, H, W) with weight (C_out, C_in / groups, kH, kW)."""
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _pool_args(name, k, input, kernel_size, stride, padding, dilation):
+    if input.ndim not in (k + 1, k + 2):
+        raise RuntimeError(f"{name}: Expected {k + 1}D or {k + 2}D (batch mode) tensor for input, but got: "
+                           f"{list(input.shape)}")
+    kernel = _pair_like(kernel_size, k, "kernel_size")
+    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+        else _pair_like(stride, k, "stride")
+    padding = _pair_like(padding, k, "padding")
+    dilation = _pair_like(dilation, k, "dilation")
+    for p, kk, d in zip(padding, kernel, dilation):
+        if p > (d * (kk - 1) + 1) // 2 or p > kk // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={kk} and dilation={d}")
+    return kernel, stride, padding, dilation
+
+
+def _pool_out_size(size, k, s, p, d, ceil_mode):
+    extent = d * (k - 1) + 1
+    total = size + 2 * p
+    if ceil_mode:
+        out = -(-(total - extent) // s) + 1
+        if (out - 1) * s >= size + p:
+            out -= 1
+    else:
+        out = (total - extent) // s + 1
+    return out, max(0, (out - 1) * s + extent - total)
+
+
+def _max_pool_indices(input, kernel, stride, padding, dilation, ceil_mode):
+    """The flat spatial index of each window's (first) maximum, as torch's return_indices gives."""
+    k = len(kernel)
+    spatial = input.shape[input.ndim - k:]
+    pads = []
+    for size, kk, s, p, d in zip(spatial, kernel, stride, padding, dilation):
+        _, extra = _pool_out_size(size, kk, s, p, d, ceil_mode)
+        pads.append((p, p + extra))
+    lead = ((0, 0),) * (input.ndim - k)
+    n = 1
+    for s in spatial:
+        n *= s
+    positions = torch.arange(n, device=input.device).reshape(spatial).expand(*input.shape)
+    x = core.pad(input.detach(), lead + tuple(pads), value=-math.inf)
+    pos = core.pad(positions, lead + tuple(pads), value=-1)
+    xw = core.windows(x, kernel, stride, dilation)
+    pw = core.windows(pos, kernel, stride, dilation)
+    flat = xw.reshape(tuple(xw.shape[:xw.ndim - k]) + (-1,))
+    arg = flat.argmax(-1, keepdim=True)
+    return pw.reshape(tuple(pw.shape[:pw.ndim - k]) + (-1,)).gather(-1, arg).squeeze(-1)
+
+
+def _max_pool(name, k, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    kernel, stride, padding, dilation = _pool_args(name, k, input, kernel_size, stride, padding, dilation)
+    out = core.max_pool(input, kernel, stride, padding, dilation, ceil_mode)
+    if return_indices:
+        return out, _max_pool_indices(input, kernel, stride, padding, dilation, ceil_mode)
+    return out
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over kernel_size windows of (N, C, H, W) (stride defaults to kernel_size; -inf padding)."""
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _avg_pool(name, k, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    kernel, stride, padding, _ = _pool_args(name, k, input, kernel_size, stride, padding, 1)
+    out = core.avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad)
+    if divisor_override is not None:
+        if divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        n = 1
+        for kk in kernel:
+            n *= kk
+        out = out * (n / divisor_override)
+    return out
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def _adaptive_matrix(in_size, out_size, dtype, device):
+    """(out_size, in_size) averaging matrix: row i averages input [floor(i*in/out), ceil((i+1)*in/out))."""
+    rows = []
+    for i in range(out_size):
+        start = (i * in_size) // out_size
+        end = -(-((i + 1) * in_size) // out_size)
+        rows.append([1.0 / (end - start) if start <= j < end else 0.0 for j in range(in_size)])
+    return torch.tensor(rows, dtype=dtype, device=device)
+
+
+def _adaptive_avg_pool(name, k, input, output_size):
+    if input.ndim not in (k + 1, k + 2):
+        raise RuntimeError(f"{name}(): Expected {k + 1}D or {k + 2}D tensor, but got {list(input.shape)}")
+    if isinstance(output_size, numbers.Integral) or output_size is None:
+        output_size = (output_size,) * k
+    spatial = input.shape[input.ndim - k:]
+    sizes = tuple(s if o is None else int(o) for s, o in zip(spatial, output_size))
+    out = input
+    for i, (s, o) in enumerate(zip(spatial, sizes)):
+        axis = input.ndim - k + i
+        if s == o:
+            continue
+        if s % o == 0:
+            window = tuple(s // o if j == i else 1 for j in range(k))
+            out = core.avg_pool(out, window, window, 0)
+            continue
+        m = _adaptive_matrix(s, o, input.dtype, input.device)  # contract axis with m^T
+        out = torch.matmul(out.movedim(axis, -1), m.t()).movedim(-1, axis)
+    return out
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed (oH, oW): bin i covers [floor(i*H/oH), ceil((i+1)*H/oH))."""
+    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def _adaptive_max_pool(name, k, input, output_size, return_indices):
+    if return_indices:
+        raise NotImplementedError(f"{name}: return_indices=True is not supported")
+    if isinstance(output_size, numbers.Integral) or output_size is None:
+        output_size = (output_size,) * k
+    spatial = input.shape[input.ndim - k:]
+    sizes = tuple(s if o is None else int(o) for s, o in zip(spatial, output_size))
+    out = input
+    for i, (s, o) in enumerate(zip(spatial, sizes)):
+        axis = input.ndim - k + i
+        pieces = []
+        for j in range(o):
+            start, end = (j * s) // o, -(-((j + 1) * s) // o)
+            pieces.append(out.narrow(axis, start, end - start).amax(axis, keepdim=True))
+        out = torch.cat(pieces, axis)
+    return out
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last len(pad) // 2 dims: pad = (left_last, right_last, left_prev, right_prev, ...)."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length too large")
+    pairs = [(0, 0)] * input.ndim
+    for i in range(len(pad) // 2):
+        pairs[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if mode == "constant":
+        return core.pad(input, tuple(pairs), value=0.0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unsupported padding mode: {mode}")
+    if value is not None and value != 0:
+        raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    out = input
+    for axis, (lo, hi) in enumerate(pairs):
+        if not lo and not hi:
+            continue
+        n = out.shape[axis]
+        if lo < 0:
+            out, n, lo = out.narrow(axis, -lo, n + lo), n + lo, 0
+        if hi < 0:
+            out, n, hi = out.narrow(axis, 0, n + hi), n + hi, 0
+        if mode == "reflect":
+            if lo >= n or hi >= n:
+                raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
+                                   f"dimension, but got: padding ({lo}, {hi}) at dimension {axis} of input "
+                                   f"{list(input.shape)}")
+            idx = list(range(lo, 0, -1)) + list(range(n)) + list(range(n - 2, n - 2 - hi, -1))
+        elif mode == "replicate":
+            idx = [0] * lo + list(range(n)) + [n - 1] * hi
+        else:
+            if lo > n or hi > n:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            idx = list(range(n - lo, n)) + list(range(n)) + list(range(hi))
+        out = out.index_select(axis, torch.tensor(idx, dtype=torch.int64, device=input.device))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# normalization
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Normalize over every dim but 1 with batch statistics (training; updates the running stats in place,
+    the variance unbiased) or the running statistics (eval)."""
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least 2D input (got {input.ndim}D input)")
+    c = input.shape[1]
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if training:
+        n = input.numel() // c if c else 0
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        dims = (0,) + tuple(range(2, input.ndim))
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        if running_mean is not None or running_var is not None:
+            with torch.no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
+                if running_var is not None:
+                    running_var.mul_(1 - momentum).add_(var.reshape(c) * (momentum * n / (n - 1)))
+        out = centered * torch.rsqrt(var + eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        out = (input - running_mean.reshape(shape)) * torch.rsqrt(running_var.reshape(shape) + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each (sample, channel) over its spatial dims."""
+    dims = tuple(range(2, input.ndim))
+    c = input.shape[1]
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        if running_mean is not None:
+            n = 1
+            for d in dims:
+                n *= input.shape[d]
+            with torch.no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.mean(0).reshape(c) * momentum)
+                running_var.mul_(1 - momentum).add_(var.mean(0).reshape(c) * (momentum * n / max(n - 1, 1)))
+        out = centered * torch.rsqrt(var + eps)
+    else:
+        out = (input - running_mean.reshape(shape)) * torch.rsqrt(running_var.reshape(shape) + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the trailing len(normalized_shape) dims (biased variance), then scale and shift."""
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+                           f"{list(input.shape)}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered * torch.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, numbers.Integral):
+        normalized_shape = (normalized_shape,)
+    dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    out = input * torch.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    return out if weight is None else out * weight
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize each group of C / num_groups channels (with all spatial positions) per sample."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
+                           f"of shape {list(input.shape)} and num_groups={num_groups}")
+    x = input.reshape(n, num_groups, -1)
+    mean = x.mean(-1, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(-1, keepdim=True)
+    out = (centered * torch.rsqrt(var + eps)).reshape(input.shape)
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    sq = (input * input).unsqueeze(1)
+    if input.ndim == 3:
+        sq = pad(sq, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(sq, (size, 1), stride=1).squeeze(1)
+    else:
+        shape = input.shape
+        sq = sq.reshape(shape[0], 1, shape[1], shape[2], -1)
+        sq = pad(sq, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(sq, (size, 1, 1), stride=1).squeeze(1).reshape(shape)
+    return input / (div * alpha + k) ** beta
+
+
+# ---------------------------------------------------------------------------
+# dropout, embedding
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_with_mask(input, p, mask_shape, inplace):
+    if p == 1.0:
+        return _inplace_result(input, input * 0.0, inplace)
+    keep = (torch.rand(*mask_shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    out = input * (keep * (1.0 / (1.0 - p)))
+    return _inplace_result(input, out, inplace)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (identity when not training)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    return _dropout_with_mask(input, p, tuple(input.shape), inplace)
+
+
+def _feature_dropout(input, p, training, inplace, k, name):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if input.ndim not in (k + 1, k + 2):
+        raise RuntimeError(f"{name}: Expected {k + 1}D or {k + 2}D input, but received a {input.ndim}D input")
+    lead = input.ndim - k
+    return _dropout_with_mask(input, p, tuple(input.shape[:lead]) + (1,) * k, inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    alpha_p = -1.7580993408473766
+    keep = (torch.rand(*input.shape, dtype=input.dtype) >= p).to(input.dtype)
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    out = (input * keep + alpha_p * (1 - keep)) * a + b
+    return _inplace_result(input, out, inplace)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """weight rows at the indices in `input`: shape (*input.shape, embedding_dim).
+
+    The row at padding_idx gets no gradient; max_norm renormalizes the looked-up rows in place first.
+    """
+    if not isinstance(input, Tensor) or input.dtype not in (torch.int64, torch.int32):
+        got = input.type() if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {got} instead (while checking arguments for embedding)")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx < 0:
+            if padding_idx < -num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx += num
+        elif padding_idx >= num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+    if input.numel() and input.device.type != "meta" and (int(input.min()) < 0 or int(input.max()) >= num):
+        raise IndexError("index out of range in self")
+    flat = input.reshape(-1).long()
+    if max_norm is not None:
+        with torch.no_grad():
+            rows = weight.index_select(0, flat)
+            norms = rows.norm(norm_type, 1, keepdim=True)
+            scale = torch.where(norms > max_norm, max_norm / (norms + 1e-7), torch.ones_like(norms))
+            weight[flat] = rows * scale
+    out = weight.index_select(0, flat)
+    if padding_idx is not None:
+        out = torch.where((flat == padding_idx).unsqueeze(-1), out.detach(), out)
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported")
+    return out.reshape(tuple(input.shape) + (weight.shape[1],))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if input.ndim == 2:
+        rows = embedding(input, weight, padding_idx, max_norm, norm_type)
+        if per_sample_weights is not None:
+            rows = rows * per_sample_weights.unsqueeze(-1)
+        return {"sum": rows.sum(1), "mean": rows.mean(1), "max": rows.amax(1)}[mode]
+    bounds = [int(o) for o in offsets.tolist()]
+    if not include_last_offset:
+        bounds.append(input.shape[0])
+    rows = embedding(input, weight, padding_idx, max_norm, norm_type)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(-1)
+    bags = []
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        seg = rows[a:b]
+        if b == a:
+            bags.append(torch.zeros(weight.shape[1], dtype=weight.dtype))
+        else:
+            bags.append({"sum": seg.sum(0), "mean": seg.mean(0), "max": seg.amax(0)}[mode])
+    return torch.stack(bags)
+
+
+# ---------------------------------------------------------------------------
+# attention
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q k^T * scale + mask) v; a bool mask marks the positions that take part (True = attend)."""
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key, value = _repeat_heads(key, query.shape[-3]), _repeat_heads(value, query.shape[-3])
+    scores = torch.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+        causal = torch.ones(L, S, dtype=torch.bool, device=query.device).tril()
+        scores = scores.masked_fill(~causal, -math.inf)
+    if attn_mask is not None:
+        if attn_mask.dtype is torch.bool:
+            scores = scores.masked_fill(~attn_mask, -math.inf)
+        else:
+            scores = scores + attn_mask
+    weights = torch.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return torch.matmul(weights, value)
+
+
+def _repeat_heads(x, heads):
+    """(..., Hkv, S, E) -> (..., heads, S, E), each kv head repeated heads // Hkv times (grouped-query)."""
+    *lead, hkv, length, e = x.shape
+    rep = heads // hkv
+    return x.unsqueeze(-3).expand(*lead, hkv, rep, length, e).reshape(*lead, hkv * rep, length, e)
+
+
+def _canonical_mask(mask, name, target_dtype):
+    """A float additive mask (-inf where a bool mask is True), or None."""
+    if mask is None:
+        return None
+    if mask.dtype is torch.bool:
+        return torch.zeros(*mask.shape, dtype=target_dtype, device=mask.device).masked_fill(mask, -math.inf)
+    if not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """torch's multi-head attention on (L, N, E) inputs (or unbatched (L, E)): returns (output, weights)."""
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)
+    attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
+
+    if not use_separate_proj_weight:
+        if query is key and key is value:
+            q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
+        else:
+            w_q, w_k, w_v = in_proj_weight.chunk(3)
+            b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
+            q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+    else:
+        b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
+        q, k, v = linear(query, q_proj_weight, b_q), linear(key, k_proj_weight, b_k), linear(value, v_proj_weight,
+                                                                                             b_v)
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(tgt_len, key.shape[0])}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.ndim == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, key.shape[0]):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(bsz * num_heads, tgt_len, key.shape[0])}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+    if bias_k is not None and bias_v is not None:
+        k = torch.cat([k, bias_k.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)])
+        v = torch.cat([v, bias_v.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k)
+    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v)
+    if add_zero_attn:
+        k = torch.cat([k, torch.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], 1)
+        v = torch.cat([v, torch.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                                 f"{key_padding_mask.shape}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len).reshape(
+            bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+
+    scores = torch.matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = torch.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    out = torch.matmul(weights, v)  # (N * H, L, hd)
+    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    if not batched:
+        weights = weights.squeeze(0)
+    return out, weights
+
+
+# ---------------------------------------------------------------------------
+# misc
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C * kH * kW, L) sliding blocks."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
+    batched = input.ndim == 4
+    x = input if batched else input.unsqueeze(0)
+    kernel = _pair_like(kernel_size, 2, "kernel_size")
+    padding = _pair_like(padding, 2, "padding")
+    x = core.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding), value=0.0)
+    cols = core.windows(x, kernel, _pair_like(stride, 2, "stride"), _pair_like(dilation, 2, "dilation"))
+    n, c, oh, ow = cols.shape[:4]
+    out = cols.permute(0, 1, 4, 5, 2, 3).reshape(n, c * kernel[0] * kernel[1], oh * ow)
+    return out if batched else out.squeeze(0)
+
+
+def pixel_shuffle(input, upscale_factor):
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    out = input.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    out = out.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return out.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Nearest-neighbour resizing of the spatial dims (other modes are not supported)."""
+    if mode != "nearest":
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported (only 'nearest')")
+    k = input.ndim - 2
+    spatial = input.shape[2:]
+    if size is not None:
+        sizes = _pair_like(size, k, "size")
+        scales = [s_in / s_out for s_in, s_out in zip(spatial, sizes)]
+    else:
+        factors = (scale_factor,) * k if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
+        sizes = tuple(int(math.floor(s * f)) for s, f in zip(spatial, factors))
+        scales = [1.0 / f for f in factors]
+    out = input
+    for i, (s_out, sc) in enumerate(zip(sizes, scales)):
+        idx = [min(int(math.floor(j * sc)), spatial[i] - 1) for j in range(s_out)]
+        out = out.index_select(2 + i, torch.tensor(idx, dtype=torch.int64, device=input.device))
+    return out
