@@ -82,3 +82,4 @@ from .serialization import load, save  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
+from . import nn  # noqa: E402,F401

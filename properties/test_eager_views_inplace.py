@@ -268,8 +268,11 @@ def view_expand(draw, shape):
                          draw(st.sampled_from((s, -1))) for s in shape)
     target = lead + tuple(s if e == -1 else e for s, e in zip(shape, sizes[len(lead):]))
     writable = all(t == s for t, s in zip(target[len(lead):], shape)) and all(s == 1 for s in lead)
-    return View(f".expand{sizes}", lambda t: t.expand(*sizes), lambda a: np.broadcast_to(a, target),
-                lambda x: core.broadcast_to(x, target), writable=writable)
+    # NumPy's broadcast views are read-only; an expand that only adds leading 1s is an ordinary view
+    numpy_expand = (lambda a: a[(None,) * len(lead) + (Ellipsis,)]) if writable else \
+        (lambda a: np.broadcast_to(a, target))
+    return View(f".expand{sizes}", lambda t: t.expand(*sizes), numpy_expand, lambda x: core.broadcast_to(x, target),
+                writable=writable)
 
 
 VIEW_DRAWERS = (view_index, view_select, view_narrow, view_transpose, view_permute, view_t, view_unsqueeze,
@@ -340,9 +343,10 @@ class Chain:
                 f"{label}: _version {t._version} after {self.inplace_ops} in-place ops"
 
 
-def draw_operand(data, chain, shape, nonzero=False, leading_ones=False):
+def draw_operand(data, chain, shape, nonzero=False, leading_ones=False, tensor_only=False):
     """(label, torch operand, NumPy operand) broadcastable to `shape` without growing it."""
-    kind = data.draw(st.sampled_from(("scalar", "array", "0-d", "view")), label="operand kind")
+    kinds = ("array", "0-d", "view") if tensor_only else ("scalar", "array", "0-d", "view")
+    kind = data.draw(st.sampled_from(kinds), label="operand kind")
     elements = NONZERO if nonzero else FLOATS
     if kind == "scalar":
         s = data.draw(elements, label="scalar")
@@ -418,7 +422,7 @@ def draw_inplace(data, chain):
             arr = data.draw(hnp.arrays(np.bool_, suffix_shape(data.draw, shape, False)))
             label, o_t, o_n = f"bool array {arr.shape}", torch.tensor(arr), arr
         else:
-            label, o_t, o_n = draw_operand(data, chain, shape)
+            label, o_t, o_n = draw_operand(data, chain, shape, tensor_only=True)  # torch's copy_ takes a Tensor
         return f"copy_({label})", lambda v: v.copy_(o_t), lambda v: np.copyto(v, o_n, casting="unsafe")
     if op == "clamp_":
         lo = data.draw(FLOATS, label="min")

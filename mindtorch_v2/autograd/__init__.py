@@ -4,7 +4,8 @@ from ..eager.autograd.graph import Node
 from ..eager.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from . import function, graph  # noqa: F401
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable  # noqa: F401
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E402  (the function shadows the module, as in torch)
+# as in torch, the gradcheck function shadows the gradcheck module in this namespace
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 
 Variable = None  # set below: torch.autograd.Variable is Tensor
 from ..eager.tensor import Tensor as Variable  # noqa: E402,F811

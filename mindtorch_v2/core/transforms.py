@@ -1,16 +1,25 @@
-"""Jacobians and Hessians built on vjp / jvp (one pullback or pushforward per basis vector)."""
+"""Jacobians and Hessians: one vjp (or jvp) vmapped over the standard basis.
+
+jacrev(f)(x): out, pull = vjp(f, x); J = vmap(pull)(eye(out.size)) reshaped to out.shape + x.shape.
+jacfwd(f)(x): J = vmap(lambda e: jvp(f, x, e))(eye(x.size)), the basis axis moved last.
+"""
 from . import ops
 from .autodiff import _argnums_tuple, _check_float_inputs, _tree_as_arrays, jvp, vjp
+from .batching import vmap
 from .pytree import tree_flatten, tree_unflatten
 
 
-def _basis(x):
-    """The standard basis of x's space, one array per element (shape x.shape each)."""
+def _size(shape):
     n = 1
-    for d in x.shape:
+    for d in shape:
         n *= d
-    eye = ops.eye(n, dtype=x.dtype, device=x.device)
-    return [ops.reshape(eye[i], x.shape) for i in range(n)]
+    return n
+
+
+def _basis(x):
+    """The standard basis of x's space as one array of shape (x.size, *x.shape)."""
+    n = _size(x.shape)
+    return ops.reshape(ops.eye(n, dtype=x.dtype, device=x.device), (n,) + tuple(x.shape))
 
 
 def _split_args(f, args, argnums, what):
@@ -30,6 +39,13 @@ def _split_args(f, args, argnums, what):
     return single, diff, g
 
 
+def _rows(fn, basis):
+    """fn mapped over the rows of basis (an empty basis gives no rows: nothing to map)."""
+    if basis.shape[0] == 0:
+        return None
+    return vmap(fn)(basis)
+
+
 def jacrev(f, argnums=0, has_aux=False):
     """Jacobian of f by reverse mode: shape out.shape + in.shape per (output, input) leaf pair."""
     def jac_f(*args):
@@ -40,11 +56,12 @@ def jacrev(f, argnums=0, has_aux=False):
         in_leaves, in_tree = tree_flatten(diff)
         per_out = []
         for k, o in enumerate(out_leaves):
-            rows = []
-            for e in _basis(o):
-                ct = [ops.zeros_like(x) if j != k else e for j, x in enumerate(out_leaves)]
-                rows.append(tree_flatten(pull(tree_unflatten(out_tree, ct)))[0])
-            jac = [_assemble(o.shape, x.shape, [r[i] for r in rows]) for i, x in enumerate(in_leaves)]
+            def pull_k(e, k=k):
+                ct = [e if j == k else ops.zeros_like(y) for j, y in enumerate(out_leaves)]
+                return tree_flatten(pull(tree_unflatten(out_tree, ct)))[0]
+            rows = _rows(pull_k, _basis(o))
+            jac = [_assemble(o.shape, x.shape, None if rows is None else rows[i], x)
+                   for i, x in enumerate(in_leaves)]
             jac = tree_unflatten(in_tree, jac)
             per_out.append(jac[0] if single else jac)
         result = tree_unflatten(out_tree, per_out)
@@ -52,10 +69,11 @@ def jacrev(f, argnums=0, has_aux=False):
     return jac_f
 
 
-def _assemble(out_shape, in_shape, rows):
-    if not rows:
-        return ops.zeros(tuple(out_shape) + tuple(in_shape))
-    return ops.reshape(ops.stack(rows, 0), tuple(out_shape) + tuple(in_shape))
+def _assemble(out_shape, in_shape, rows, like):
+    shape = tuple(out_shape) + tuple(in_shape)
+    if rows is None:
+        return ops.zeros(shape, dtype=like.dtype, device=like.device)
+    return ops.reshape(rows, shape)
 
 
 def jacfwd(f, argnums=0, has_aux=False):
@@ -63,31 +81,25 @@ def jacfwd(f, argnums=0, has_aux=False):
     def jac_f(*args):
         single, diff, g = _split_args(f, args, argnums, "jacfwd")
         in_leaves, in_tree = tree_flatten(diff)
-        cols = [[] for _ in in_leaves]  # per input leaf: list of output-leaf tangents
-        out = aux = None
-        for i, x in enumerate(in_leaves):
-            for e in _basis(x):
-                tangents = [e if j == i else ops.zeros_like(y) for j, y in enumerate(in_leaves)]
-                res = jvp(g, diff, tree_unflatten(in_tree, tangents), has_aux=has_aux)
-                out, t_out = res[0], res[1]
-                if has_aux:
-                    aux = res[2]
-                cols[i].append(tree_flatten(t_out)[0])
-        if out is None:  # no input elements: evaluate once for the output structure
-            out = g(*diff)
-            if has_aux:
-                out, aux = out
+        res = g(*diff)
+        out, aux = (res if has_aux else (res, None))
         out_leaves, out_tree = tree_flatten(out)
+        cols = []  # per input leaf: per output leaf, tangents stacked on a leading basis axis
+        for i, x in enumerate(in_leaves):
+            def push_i(e, i=i):
+                tangents = [e if j == i else ops.zeros_like(y) for j, y in enumerate(in_leaves)]
+                t_out = jvp(g, diff, tree_unflatten(in_tree, tangents), has_aux=has_aux)[1]
+                return tree_flatten(t_out)[0]
+            cols.append(_rows(push_i, _basis(x)))
         per_out = []
         for k, o in enumerate(out_leaves):
             jac = []
             for i, x in enumerate(in_leaves):
-                c = [col[k] for col in cols[i]]
-                if not c:
-                    jac.append(ops.zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype))
+                if cols[i] is None:
+                    jac.append(ops.zeros(tuple(o.shape) + tuple(x.shape), dtype=x.dtype, device=x.device))
                     continue
-                stacked = ops.stack(c, -1)
-                jac.append(ops.reshape(stacked, tuple(o.shape) + tuple(x.shape)))
+                c = ops.moveaxis(cols[i][k], 0, -1)  # (*out.shape, x.size)
+                jac.append(ops.reshape(c, tuple(o.shape) + tuple(x.shape)))
             jac = tree_unflatten(in_tree, jac)
             per_out.append(jac[0] if single else jac)
         result = tree_unflatten(out_tree, per_out)

@@ -7,7 +7,10 @@ from .inplace import apply
 from .tensor import Size, Tensor
 
 
-def _size(size):
+def _size(size, size_kw=None):
+    """The shape from f(2, 3), f((2, 3)) or f(size=(2, 3))."""
+    if size_kw is not None:
+        size = (size_kw,)
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         size = tuple(size[0])
     return tuple(int(s) for s in size)
@@ -64,21 +67,21 @@ def from_numpy(array):
     return Tensor._from_value(core.asarray(array))
 
 
-def _filled(fill, size, dtype, device, requires_grad):
+def _filled(fill, shape, dtype, device, requires_grad):
     dtype = _dt.canonicalize(dtype) or _dt.default_float
-    return _finish(core.full(_size(size), fill, dtype=dtype, device=device), requires_grad)
+    return _finish(core.full(shape, fill, dtype=dtype, device=device), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
-    return _filled(0, size, dtype, device, requires_grad)
+def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False):
+    return _filled(0, _size(shape, size), dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
-    return _filled(1, size, dtype, device, requires_grad)
+def ones(*shape, size=None, dtype=None, device=None, requires_grad=False):
+    return _filled(1, _size(shape, size), dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, memory_format=None, out=None):
-    return _filled(0, size, dtype, device, requires_grad)
+def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _filled(0, _size(shape, size), dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -181,15 +184,15 @@ def _key(generator, device=None):
     return k
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = _dt.canonicalize(dtype) or _dt.default_float
-    value = core.random.uniform(_key(generator, device), _size(size), dtype=dtype)
+    value = core.random.uniform(_key(generator, device), _size(shape, size), dtype=dtype)
     return _finish(value, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     dtype = _dt.canonicalize(dtype) or _dt.default_float
-    value = core.random.normal(_key(generator, device), _size(size), dtype=dtype)
+    value = core.random.normal(_key(generator, device), _size(shape, size), dtype=dtype)
     return _finish(value, requires_grad)
 
 

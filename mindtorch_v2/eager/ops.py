@@ -499,13 +499,13 @@ def cat(tensors, dim=0):
     ref = builtins.max(tensors, key=lambda x: x.ndim)
     tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0) or x is ref]  # legacy empty tensors
     d = _dim(dim, ref.ndim)
-    for x in tensors:
+    for k, x in enumerate(tensors):
         if x.ndim != ref.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}")
         for i, (a, b) in enumerate(zip(x.shape, ref.shape)):
             if i != d and a != b:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {b} but "
-                                   f"got size {a} for tensor number {tensors.index(x)} in the list.")
+                                   f"got size {a} for tensor number {k} in the list.")
     return _w(core.concatenate(tensors, d))
 
 

@@ -6,12 +6,14 @@ Views share the Storage, hence its value and version counter. Autograd state:
 `_rg` (requires grad), `_grad_fn`/`_output_nr` (the node that produced it),
 `_grad`, and for views `_base` plus the storage version their history matches.
 """
+import copy as _copy
+
 import numpy as np
 
 from .. import core
 from ..core import array as _array
 from ..core import dtypes as _dt
-from ..core.ops.shape import as_strided_p
+from ..core.ops.shape import _as_strided_cpu, as_strided_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
 from .dispatch import record_node, tensor_bind
@@ -128,11 +130,16 @@ class Tensor:
     # value and geometry
 
     def _value(self):
-        """The current core value of this tensor."""
+        """The current core value of this tensor: as_strided of the storage's value."""
         if self._full:
             return self._storage.value
-        return as_strided_p.bind(self._storage.value, shape=self._shape, strides=self._strides,
-                                 offset=self._offset)
+        v = self._storage.value
+        if type(v) is _array.Array and v._buf is not None and v.device.type == "cpu":
+            # our own view geometry is valid by construction: run the cpu lowering directly,
+            # skipping a meta-rule cache keyed by every distinct (shape, strides, offset)
+            buf = _as_strided_cpu(v._buf, shape=self._shape, strides=self._strides, offset=self._offset)
+            return _array.make(buf, self._shape, v.dtype, v.device)
+        return as_strided_p.bind(v, shape=self._shape, strides=self._strides, offset=self._offset)
 
     def _geometry(self):
         strides = self._strides if self._strides is not None else contiguous_strides(self._shape)
@@ -288,6 +295,20 @@ class Tensor:
             return format(self.item(), spec)
         return str(self)
 
+    def __deepcopy__(self, memo):
+        """An independent copy (same dtype, requires_grad, subclass and a copied .grad)."""
+        if id(self) in memo:
+            return memo[id(self)]
+        new = Tensor._from_value(self._value())
+        if type(self) is not Tensor:
+            new.__class__ = type(self)
+        new._rg = self._rg and self._grad_fn is None
+        if self._grad is not None:
+            new._grad = Tensor._from_value(self._grad._value())
+        new.__dict__.update({k: _copy.deepcopy(v, memo) for k, v in self.__dict__.items()})
+        memo[id(self)] = new
+        return new
+
     def __reduce_ex__(self, protocol):
         raise TypeError("mindtorch_v2 tensors are saved with torch.save (a zip of .npy files), not pickle")
 
@@ -379,8 +400,10 @@ class Tensor:
             self._grad = g
         elif create_graph:
             self._grad = self._grad + g
-        else:
-            self._grad = Tensor._from_value(core.add(self._grad._value(), g._value()))
+        else:  # into the existing grad tensor, as PyTorch does (`g = p.grad` stays current)
+            from .inplace import write
+            with grad_mode.no_grad():
+                write(self._grad, Tensor._from_value(core.add(self._grad._value(), g._value())))
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) * gradient into every leaf's .grad."""

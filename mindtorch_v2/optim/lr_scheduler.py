@@ -173,7 +173,8 @@ class MultiplicativeLR(_LambdaScheduler):
     def get_lr(self):
         self._warn_get_lr()
         if self.last_epoch > 0:
-            return [group["lr"] * fn(self.last_epoch) for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+            return [group["lr"] * fn(self.last_epoch)
+                    for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
         return [group["lr"] for group in self.optimizer.param_groups]
 
 

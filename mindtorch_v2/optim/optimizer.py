@@ -5,6 +5,7 @@ gradient recording off (the closure, if any, is called with it back on), so the
 parameters and their views are updated in place and their versions bump like torch's.
 """
 import functools
+import warnings
 from collections import defaultdict
 from itertools import chain
 
@@ -73,7 +74,8 @@ def _copy_state(value):
     if isinstance(value, dict):
         return {k: _copy_state(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_copy_state(v) for v in value)
+        items = [_copy_state(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     return value
 
 
@@ -108,7 +110,6 @@ class Optimizer:
         """Add a group (a dict with "params" and optional per-group options) to param_groups."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
-        param_group = dict(param_group)
         params = param_group["params"]
         if isinstance(params, Tensor):
             params = [params]
@@ -131,7 +132,6 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             param_group.setdefault(name, default)
         if len({id(p) for p in params}) != len(params):
-            import warnings
             warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
                           "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)

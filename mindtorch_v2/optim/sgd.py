@@ -1,5 +1,5 @@
 """torch.optim.SGD: stochastic gradient descent with momentum, dampening, Nesterov, weight decay."""
-from .optimizer import Optimizer, _call_closure, _no_grad_step, required
+from .optimizer import Optimizer, _call_closure, _no_grad_step
 
 
 class SGD(Optimizer):
@@ -13,7 +13,7 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
-        if lr is not required and lr < 0.0:
+        if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")

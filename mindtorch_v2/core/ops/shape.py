@@ -521,8 +521,15 @@ def _as_strided_meta(base, *, shape, strides, offset):
 
 
 def _flat_view(flat, shape, strides, offset):
+    """A read-only strided view of a contiguous 1-D buffer (the ndarray constructor: ~10x
+    cheaper than numpy's as_strided helper, which matters on the eager view-read path)."""
     item = flat.itemsize
-    return _as_strided_np(flat[offset:], shape, tuple(st * item for st in strides), writeable=False)
+    if not flat.size:
+        return _as_strided_np(flat, shape, tuple(st * item for st in strides), writeable=False)
+    view = np.ndarray(shape, flat.dtype, buffer=flat, offset=offset * item,
+                      strides=tuple(st * item for st in strides))
+    view.flags.writeable = False
+    return view
 
 
 def _strided_positions(base, shape, strides, offset):

@@ -26,11 +26,14 @@ FREED_MSG = (
 
 def _check_saved(node, saved):
     if saved.counter is not None and saved.counter.value != saved.version:
+        producer, nr = saved.edge
+        origin = (f", which is output {nr} of {producer.name()}," if producer is not None
+                  and type(producer) is not graph.AccumulateGrad else "")
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an inplace "
-            f"operation: [{saved.desc}], which is output 0 of {node.name()}, is at version "
-            f"{saved.counter.value}; expected version {saved.version} instead. Hint: the operation that "
-            "failed was the backward of this node; avoid modifying its inputs or outputs in place.")
+            f"operation: [{saved.desc}]{origin} is at version {saved.counter.value}; expected version "
+            f"{saved.version} instead. Hint: the backward of {node.name()} needs it; avoid modifying it in "
+            "place before calling backward.")
 
 
 def _rule_args(node, create_graph, Tensor):

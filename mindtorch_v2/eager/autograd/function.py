@@ -28,6 +28,7 @@ reads and writes to its ctx, so `y.grad_fn.saved_tensors` works as in torch.
 """
 import functools
 import inspect
+import weakref
 
 from ... import core
 from ...core import dtypes as _dt
@@ -47,17 +48,28 @@ def _tensor_type():
 
 
 class _SavedTensor:
-    """A tensor from save_for_backward with its version at save time (checked when unpacked)."""
+    """A tensor from save_for_backward with its version at save time (checked when unpacked).
 
-    __slots__ = ("tensor", "counter", "version", "desc", "producer", "output_nr")
+    An output of the node itself is kept as a detached alias plus a weak reference to the node, as
+    torch does, so that node -> ctx -> output -> node is no reference cycle (the graph is freed by
+    refcounting alone); unpacking gives a tensor whose grad_fn is the node again.
+    """
 
-    def __init__(self, tensor, producer, output_nr):
-        self.tensor = tensor
+    __slots__ = ("tensor", "node_ref", "counter", "version", "desc", "producer", "output_nr")
+
+    def __init__(self, tensor, node):
+        fn = tensor._grad_fn
+        if fn is node:
+            self.tensor = tensor.detach()
+            self.node_ref = weakref.ref(node)
+        else:
+            self.tensor = tensor
+            self.node_ref = None
         self.counter = tensor._storage.version
         self.version = self.counter.value
         self.desc = tensor._desc()
-        self.producer = producer
-        self.output_nr = output_nr
+        self.producer = fn.name() if fn is not None else None
+        self.output_nr = tensor._output_nr
 
     def unpack(self):
         current = self.counter.value
@@ -68,7 +80,13 @@ class _SavedTensor:
                 f"operation: [{self.desc}]{where} is at version {current}; expected version {self.version} "
                 "instead. Hint: the operation that failed was the backward of a custom autograd.Function; "
                 "avoid modifying the tensors it saved in place.")
-        return self.tensor
+        if self.node_ref is None:
+            return self.tensor
+        t = self.tensor.detach()
+        node = self.node_ref()
+        if node is not None:
+            t._grad_fn, t._output_nr, t._rg = node, self.output_nr, True
+        return t
 
 
 class FunctionCtx:
@@ -406,8 +424,7 @@ def _pack_saved(ctx, node, outs):
         if t is None:
             saved.append(None)
             continue
-        fn = t._grad_fn
-        saved.append(_SavedTensor(t, fn.name() if fn is not None else None, t._output_nr))
+        saved.append(_SavedTensor(t, node))
     ctx._mt_saved = saved
 
 
