@@ -62,7 +62,7 @@ def numpy_view_of(key):
 def gathered(numpy_view):
     """The core twin of a view with no core op of its own: a gather at the view's base positions."""
     def fn(x):
-        positions = np.ascontiguousarray(numpy_view(np.arange(math.prod(x.shape)).reshape(x.shape)))
+        positions = numpy_view(np.arange(math.prod(x.shape)).reshape(x.shape)).copy()
         return core.take(core.reshape(x, (-1,)), core.asarray(positions))
     return fn
 

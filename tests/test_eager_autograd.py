@@ -673,3 +673,24 @@ def test_view_and_in_place_programs_match_finite_differences(program):
     gx, gw = numeric_grads(program, [xa, wa])
     np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(w.grad.numpy(), gw, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("make", [
+    lambda w: w.reshape(3), lambda w: w.view(3), lambda w: w.view_as(w), lambda w: w.t(), lambda w: w.squeeze(),
+    lambda w: w.expand(3), lambda w: w[:], lambda w: w[...], lambda w: w.narrow(0, 0, 3), lambda w: w.permute(0),
+    lambda w: w.flatten(), lambda w: w.split(3)[0], lambda w: w.movedim(0, 0), lambda w: w.T,
+], ids=["reshape", "view", "view_as", "t", "squeeze", "expand", "slice", "ellipsis", "narrow", "permute",
+        "flatten", "split", "movedim", "T"])
+def test_a_view_that_changes_nothing_is_still_a_non_leaf_on_the_tape(make):
+    w = leaf([1.0, 2.0, 3.0])
+    v = make(w)
+    assert not v.is_leaf and v.grad_fn is not None and v._storage is w._storage
+    (v * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    close(w.grad, [1, 2, 3])
+    assert v.grad is None
+
+
+def test_repeat_gradient_sums_the_copies():
+    w = leaf([1.0, 2.0, 3.0])
+    (w.repeat(2)[:4] * torch.tensor([1.0, 10.0, 100.0, 1000.0], dtype=torch.float64)).sum().backward()
+    close(w.grad, [1001, 10, 100])

@@ -83,14 +83,15 @@ def _check_no_overlap(self):
                                    "operation.")
 
 
-def original(self):
-    """self's current value as the input of its own in-place op.
+def original(self, others=()):
+    """self's current value as the input of its own in-place op (with `others`, the op's other arguments).
 
     PyTorch saves a clone of `self` when an in-place op's backward reads the original (y.mul_(w) reads y for
     w's gradient). Our values are immutable, so the clone is free: a tensor with self's value and history but
-    a version counter of its own, which the write that follows does not bump.
+    a version counter of its own, which the write that follows does not bump. Nothing is saved, and self is
+    returned, when no argument requires grad.
     """
-    if not grad_mode.is_grad_enabled():
+    if not (grad_mode.is_grad_enabled() and (self._rg or any(isinstance(a, Tensor) and a._rg for a in others))):
         return self
     t = Tensor._from_value(self._value())
     if self._rg:
@@ -181,7 +182,8 @@ def _self_or_const(self, value):
 
 def _method(out_of_place):
     def method(self, *args, **kwargs):
-        return apply(self, lambda: out_of_place(original(self), *args, **kwargs), out_of_place.__name__ + "_")
+        return apply(self, lambda: out_of_place(original(self, args + tuple(kwargs.values())), *args, **kwargs),
+                     out_of_place.__name__ + "_")
     method.__name__ = out_of_place.__name__ + "_"
     return method
 

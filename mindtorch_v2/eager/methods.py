@@ -169,7 +169,7 @@ def install(T):
               "mod": o.remainder, "pow": o.pow, "and": o.bitwise_and, "or": o.bitwise_or,
               "xor": o.bitwise_xor}[name]
         setattr(T, f"__i{name}__", inplace._method(fn))
-    T.__imatmul__ = lambda self, other: inplace.apply(self, lambda: o.matmul(inplace.original(self), other),
+    T.__imatmul__ = lambda self, other: inplace.apply(self, lambda: o.matmul(inplace.original(self, (other,)), other),
                                                       "__imatmul__")
     for name in _INPLACE_FROM:
         if hasattr(ops, name) and not name.endswith("_"):

@@ -7,7 +7,24 @@ node (transpose, reshape, slice, ...) and a view's gradient is the op's own VJP.
 import numpy as np
 
 from .. import core
+from ..core.ops.shape import reshape_p
 from .tensor import Tensor, _dim, contiguous_strides
+
+
+def _view(self, shape, strides, offset, record):
+    """A view of self; `record(t)` is the core op giving the same value, replayed on the tape for autograd."""
+    return self._view_of(shape, strides, offset, lambda t: _recorded(record, t))
+
+
+def _recorded(record, t):
+    out = record(t)
+    if out is t:  # an op that changes nothing still gets its own node, so the view is not mistaken for a leaf
+        out = reshape_p.bind(t, shape=tuple(t.shape))
+    return out
+
+
+def _same(t):
+    return t
 
 
 def _shape_args(args):
@@ -80,7 +97,7 @@ def view(self, *shape):
     if strides is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-    return self._view_of(shape, strides, offset, lambda t: core.reshape(t, shape))
+    return _view(self, shape, strides, offset, lambda t: core.reshape(t, shape))
 
 
 def reshape(self, *shape):
@@ -90,7 +107,7 @@ def reshape(self, *shape):
     strides = _view_strides(shape, old_shape, old_strides)
     if strides is None:
         return Tensor._wrap(core.reshape(self, shape))
-    return self._view_of(shape, strides, offset, lambda t: core.reshape(t, shape))
+    return _view(self, shape, strides, offset, lambda t: core.reshape(t, shape))
 
 
 def view_as(self, other):
@@ -111,13 +128,13 @@ def permute(self, *dims):
     if len(set(perm)) != len(perm):
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {dims}")
     shape, strides, offset = self._geometry()
-    return self._view_of(tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset,
+    return _view(self, tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset,
                          lambda t: core.transpose(t, perm))
 
 
 def transpose(self, dim0, dim1):
     if self.ndim == 0:
-        return self._view_of((), (), self._offset, lambda t: t)
+        return _view(self, (), (), self._offset, _same)
     perm = list(range(self.ndim))
     a, b = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
     perm[a], perm[b] = perm[b], perm[a]
@@ -127,7 +144,7 @@ def transpose(self, dim0, dim1):
 def t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return transpose(self, 0, 1) if self.ndim == 2 else self._view_of(*self._geometry(), lambda x: x)
+    return transpose(self, 0, 1) if self.ndim == 2 else _view(self, *self._geometry(), _same)
 
 
 def expand(self, *sizes):
@@ -157,7 +174,7 @@ def expand(self, *sizes):
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(shape)}")
     target = tuple(new_shape)
-    return self._view_of(target, tuple(new_strides), offset, lambda x: core.broadcast_to(x, target))
+    return _view(self, target, tuple(new_strides), offset, lambda x: core.broadcast_to(x, target))
 
 
 def expand_as(self, other):
@@ -173,9 +190,9 @@ def squeeze(self, dim=None):
         axes = tuple(sorted({_dim(d, self.ndim) for d in dims if self.ndim} - {None}))
         axes = tuple(a for a in axes if shape[a] == 1)  # torch ignores non-size-1 dims
     if not axes:
-        return self._view_of(shape, strides, offset, lambda x: x)
+        return _view(self, shape, strides, offset, _same)
     keep = [i for i in range(len(shape)) if i not in axes]
-    return self._view_of(tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), offset,
+    return _view(self, tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), offset,
                          lambda x: core.squeeze(x, axes))
 
 
@@ -183,7 +200,7 @@ def unsqueeze(self, dim):
     d = _dim(dim, self.ndim + 1)
     shape, strides, offset = self._geometry()
     new_stride = strides[d] * shape[d] if d < len(shape) else 1
-    return self._view_of(shape[:d] + (1,) + shape[d:], strides[:d] + (new_stride,) + strides[d:], offset,
+    return _view(self, shape[:d] + (1,) + shape[d:], strides[:d] + (new_stride,) + strides[d:], offset,
                          lambda x: core.expand_dims(x, d))
 
 
@@ -204,7 +221,7 @@ def _slice_view(self, d, start, stop, step):
     new_shape = shape[:d] + (n,) + shape[d + 1:]
     new_strides = strides[:d] + (strides[d] * step,) + strides[d + 1:]
     key = tuple(slice(start, stop, step) if i == d else slice(None) for i in range(len(shape)))
-    return self._view_of(new_shape, new_strides, offset + (start * strides[d] if n else 0),
+    return _view(self, new_shape, new_strides, offset + (start * strides[d] if n else 0),
                          lambda x: core.static_slice(x, key))
 
 
@@ -219,7 +236,7 @@ def select(self, dim, index):
     i %= size
     shape, strides, offset = self._geometry()
     key = (slice(None),) * d + (i,)
-    return self._view_of(shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], offset + i * strides[d],
+    return _view(self, shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], offset + i * strides[d],
                          lambda x: core.getitem(x, key))
 
 
@@ -246,7 +263,7 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
         st = tuple(xst[i] for i in keep) + (xst[d1] + xst[d2],)
         o = (offset * xst[d2] if offset >= 0 else -offset * xst[d1]) if n else 0
         return core.as_strided(x, new_shape, st, o)
-    return self._view_of(new_shape, new_strides, start, record)
+    return _view(self, new_shape, new_strides, start, record)
 
 
 def _contiguous_geometry(x):
@@ -271,7 +288,7 @@ def unfold(self, dimension, size, step):
         _, xst, _ = _contiguous_geometry(x)
         xs = xst[d] if x.ndim else 1
         return core.as_strided(x, new_shape, xst[:d] + (xs * step,) + xst[d + 1:] + (xs,), 0)
-    return self._view_of(new_shape, new_strides, offset, record)
+    return _view(self, new_shape, new_strides, offset, record)
 
 
 def split(self, split_size_or_sections, dim=0):
@@ -398,8 +415,8 @@ def _basic_view(self, key):
     new_shape.extend(shape[axis:])
     new_strides.extend(strides[axis:])
     if any(isinstance(k, (bool, np.bool_)) for k in keys):
-        return self._view_of(tuple(new_shape), tuple(new_strides), offset, lambda x: _bool_scalar_getitem(x, key))
-    return self._view_of(tuple(new_shape), tuple(new_strides), offset, lambda x: core.getitem(x, key))
+        return _view(self, tuple(new_shape), tuple(new_strides), offset, lambda x: _bool_scalar_getitem(x, key))
+    return _view(self, tuple(new_shape), tuple(new_strides), offset, lambda x: core.getitem(x, key))
 
 
 def _bool_scalar_getitem(x, key):

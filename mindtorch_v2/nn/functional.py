@@ -57,7 +57,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     inside = (input > min_val) & (input < max_val)
-    out = torch.where(inside, input, torch.where(input <= min_val, min_val, max_val).to(input.dtype))
+    out = torch.where(inside, input, input.detach().clamp(min_val, max_val))
     return _inplace_result(input, out, inplace)
 
 
