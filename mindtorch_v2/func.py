@@ -10,13 +10,12 @@ In-place ops inside a transformed function just work: a Tensor's storage may
 hold a traced value, and the in-place writeback (as_strided_scatter) is itself
 a primitive the transforms understand.
 """
-import contextlib
 import functools
-import threading
 
 from . import core
 from .core.pytree import tree_flatten, tree_map
 from .eager import grad_mode
+from .eager.creation import vmap_randomness
 from .eager.tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
@@ -117,24 +116,6 @@ def hessian(func, argnums=0):
 # ---------------------------------------------------------------------------
 # vmap with torch's randomness modes
 
-_rng = threading.local()
-
-
-def random_key_source():
-    """The innermost vmap's randomness: None outside vmap, else ("error"|"same"|"different", holder)."""
-    stack = getattr(_rng, "stack", None)
-    return stack[-1] if stack else None
-
-
-@contextlib.contextmanager
-def _randomness(mode, holder):
-    stack = _rng.__dict__.setdefault("stack", [])
-    stack.append((mode, holder))
-    try:
-        yield
-    finally:
-        stack.pop()
-
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """Vectorize func over a dimension of its Tensor arguments (torch.func.vmap).
@@ -160,8 +141,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 key, key_axis = core.random.split(key, size), 0
 
         def on_values(key, *vals):
-            holder = {"key": key}
-            with _randomness(randomness, holder):
+            with vmap_randomness(randomness, key):
                 return _wrap_fn(func)(*vals, **kwargs)
 
         axes = (key_axis,) + (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(vals))

@@ -44,6 +44,9 @@ class Step(NamedTuple):
     core: Callable   # (core value, core leaves) -> core value
     fresh: object    # True: a fresh tensor PyTorch lets us write; False: must be cloned first; None: as its input
 
+    def __repr__(self):
+        return self.label
+
 
 def leaf(draw, leaves, shape):
     """Index of a new float64 leaf of `shape`."""
@@ -422,13 +425,17 @@ class Program(NamedTuple):
     steps: list
     cotangent: np.ndarray
 
+    def __repr__(self):
+        leaves = ", ".join(f"L{i}{x.shape}" for i, x in enumerate(self.leaves))
+        return f"Program(leaves {leaves}, {len(self.steps)} steps: see below)"
+
 
 @st.composite
 def programs(draw):
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4))
     leaves = [draw(hnp.arrays(np.float64, shape, elements=ELEMENTS))]
     value, fresh, steps = core.asarray(leaves[0]), False, []
-    for _ in range(draw(st.integers(1, 6))):
+    for _ in range(draw(st.integers(1, 8))):
         shape = tuple(value.shape)
         if draw(st.integers(0, 2)) == 0:
             step = step_inplace(draw, shape, leaves)
@@ -438,7 +445,10 @@ def programs(draw):
             step = draw(st.sampled_from(VALUE_STEPS))(draw, shape, leaves)
         if step is None:
             continue
-        value = step.core(value, [core.asarray(x) for x in leaves])
+        new = step.core(value, [core.asarray(x) for x in leaves])
+        if math.prod(new.shape) == 0:
+            continue  # keep values non-empty: max and logsumexp have nothing to reduce
+        value = new
         fresh = fresh if step.fresh is None else step.fresh
         steps.append(step)
         if math.prod(value.shape) > MAX_SIZE:

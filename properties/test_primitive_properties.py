@@ -10,7 +10,11 @@ the inputs and a random cotangent u on the outputs:
   * one order up (smooth samples): h(x, u) = <vjp(u)(x), w> differentiated by the
     nested reverse pass and by forward-over-reverse, both against central differences;
   * the VJP, JVP and second-order passes run on meta arrays with the right shapes
-    (a rule that touches numpy or a buffer fails here).
+    (a rule that touches numpy or a buffer fails here);
+  * each VJP rule reads only what the primitive's `vjp_reads` declares (the eager tape
+    saves exactly that and hands the rule bufferless stand-ins for the rest);
+and for every primitive, its cpu lowering gives the same values whatever the memory
+layout of its inputs (strided, reversed, Fortran-ordered views, as earlier ops hand out).
 """
 import numpy as np
 import pytest
@@ -19,6 +23,7 @@ from hypothesis import strategies as st
 
 import samples
 from mindtorch_v2 import core
+from mindtorch_v2.core.array import make as make_array
 
 REGISTRY = samples.load_all()
 PRIMS = core.primitives()
@@ -301,3 +306,85 @@ def test_derivative_rules_run_on_meta(name, data):
         grads = pull2(core.ones_like(value))
         assert [aval(g) for g in grads] == [aval(a) for a in point]
         assert all(g.device is core.meta for g in grads)
+
+
+# ---------------------------------------------------------------------------
+# what a VJP rule reads
+
+
+def bufferless(x):
+    """x's shape, dtype and device without its data: what the eager tape keeps of an unsaved input."""
+    return make_array(None, x.shape, x.dtype, x.device)
+
+
+@pytest.mark.parametrize("name", DIFF_NAMES)
+@given(data=st.data())
+def test_vjp_rules_read_only_what_they_declare(name, data):
+    p = differentiable_problem(name, data)
+    prim = p.prim
+    g = p.cotangent(p.u)
+    out = p.cotangent(p.out)
+    for i in p.diff:
+        rule = prim.vjp[i]
+        if rule is None:
+            continue
+        reads = prim.vjp_reads if prim.vjp_reads_by_input is None else prim.vjp_reads_by_input[i]
+        expected = rule(g, out, *p.args, **p.sample.params)
+        args = [a if k in reads else bufferless(a) for k, a in enumerate(p.args)]
+        try:
+            got = rule(g, out if "out" in reads else None, *args, **p.sample.params)
+        except Exception as e:
+            raise AssertionError(
+                f"{name}: the VJP rule of input {i} reads more than vjp_reads declares ({reads!r}): "
+                f"{type(e).__name__}: {e}") from e
+        assert (got is None) == (expected is None)
+        if got is not None:
+            assert aval(got) == aval(expected)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+
+
+# ---------------------------------------------------------------------------
+# lowerings and memory layout
+
+
+def relayout(a, kind):
+    """A read-only view with a's values in another memory layout."""
+    if a.ndim == 0:
+        view = a.copy()
+    elif kind == "strided":
+        big = np.zeros(a.shape + (2,), a.dtype)
+        big[..., 1] = a
+        view = big[..., 1]
+    elif kind == "reversed":
+        view = np.flip(np.ascontiguousarray(np.flip(a)))
+    else:
+        view = np.asfortranarray(a)
+    view = view.view()
+    view.flags.writeable = False
+    return view
+
+
+_TOLERANCE = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(data=st.data())
+def test_lowering_does_not_depend_on_input_layout(name, data):
+    prim = PRIMS[name]
+    sample = draw_sample(data, name)
+    kinds = [data.draw(st.sampled_from(("strided", "reversed", "fortran")), label=f"layout {k}")
+             for k in range(len(sample.args))]
+    lower = prim.impls["cpu"]
+    with np.errstate(all="ignore"):
+        expected = lower(*[np.asarray(a) for a in sample.args], **sample.params)
+        got = lower(*[relayout(a, k) for a, k in zip(sample.args, kinds)], **sample.params)
+    expected = tuple(expected) if prim.multiple_results else (expected,)
+    got = tuple(got) if prim.multiple_results else (got,)
+    for e, r in zip(expected, got):
+        e, r = np.asarray(e), np.asarray(r)
+        assert (r.shape, r.dtype) == (e.shape, e.dtype)
+        rtol = _TOLERANCE.get(e.dtype)
+        if rtol is None:
+            np.testing.assert_array_equal(r, e)
+        else:  # reductions may sum in another order
+            np.testing.assert_allclose(r, e, rtol=rtol, atol=rtol)

@@ -53,7 +53,7 @@ def test_mul_div_and_rounding_modes():
     f = torch.tensor([-7.0, 7.0])
     assert torch.div(f, 2, rounding_mode="trunc").tolist() == [-3.0, 3.0]
     assert f.div(2, rounding_mode="floor").tolist() == [-4.0, 3.0]
-    with pytest.raises(ValueError, match="rounding_mode"):
+    with pytest.raises(RuntimeError, match="div expected rounding_mode to be one of None, .trunc., or .floor."):
         torch.div(a, 2, rounding_mode="bad")
 
 
@@ -366,3 +366,11 @@ def test_other_namespace_functions():
     close(torch.roll(tx(), 1, 1), np.roll(X, 1, 1))
     close(torch.roll(tx(), 1, 1), np.roll(X, 1, 1))
     assert torch.numel(tx()) == 12 and torch.is_floating_point(tx())
+
+
+def test_var_std_unbiased_positional_overload_and_int_error():
+    close(tx().var(False), X.var())
+    close(tx().std(True), X.std(ddof=1))
+    close(torch.std(tx(), 0, True, True), X.std(axis=0, ddof=1, keepdims=True))
+    with pytest.raises(RuntimeError, match="std and var only support floating point and complex dtypes"):
+        torch.tensor([1, 2]).std()

@@ -344,14 +344,10 @@ def test_repr_is_torch_style(make, text):
     assert repr(make()) == text
 
 
-@pytest.mark.xfail(reason="eager/tensor.py _format: whole-number floats are not padded to a common width "
-                          "(torch prints tensor([-1.,  0., 15.]))", strict=False)
 def test_repr_pads_whole_number_floats_to_a_common_width():
     assert repr(torch.tensor([-1.0, 0.0, 15.0])) == "tensor([-1.,  0., 15.])"
 
 
-@pytest.mark.xfail(reason="eager/tensor.py _format: small magnitudes print as 0.0000 instead of torch's "
-                          "scientific notation", strict=False)
 def test_repr_uses_scientific_notation_for_wide_ranges():
     assert repr(torch.tensor([1e-5, 1.0])) == "tensor([1.0000e-05, 1.0000e+00])"
 
@@ -480,8 +476,6 @@ def test_augmented_operator_keeps_the_tensor_dtype_when_the_cast_is_allowed():
     assert i.tolist() == [1, 2]
 
 
-@pytest.mark.xfail(reason="eager/dispatch.py tensor_bind lets the core's ValueError for shape mismatches escape; "
-                          "torch raises RuntimeError", strict=False)
 def test_operator_shape_mismatch_raises_runtime_error():
     with pytest.raises(RuntimeError, match="must match the size|cannot broadcast"):
         torch.ones(2) + torch.ones(3)
@@ -643,3 +637,12 @@ def test_setitem_from_an_overlapping_view_of_itself_reads_before_writing():
     t[[0, 1]] = t[[1, 0]]
     a[[0, 1]] = a[[1, 0]]
     np.testing.assert_array_equal(t.numpy(), a)
+
+
+def test_constructors_accept_size_keyword():
+    assert torch.zeros(size=(2, 3)).shape == (2, 3)
+    assert torch.ones(size=[4]).shape == (4,)
+    assert torch.empty(size=(1, 2)).shape == (1, 2)
+    assert torch.rand(size=(3,)).shape == (3,) and torch.randn(size=(3,)).shape == (3,)
+    assert torch.randint(0, 3, size=(2,)).shape == (2,)
+    assert torch.full(size=(2,), fill_value=1.0).tolist() == [1.0, 1.0]

@@ -77,7 +77,8 @@ ACTIVATIONS = [
     ("hardsigmoid", lambda x: F.hardsigmoid(x), lambda x: np.clip(x / 6 + 0.5, 0, 1)),
     ("softsign", lambda x: F.softsign(x), lambda x: x / (1 + np.abs(x))),
     ("tanhshrink", lambda x: F.tanhshrink(x), lambda x: x - np.tanh(x)),
-    ("softshrink", lambda x: F.softshrink(x, 0.3), lambda x: np.where(x > 0.3, x - 0.3, np.where(x < -0.3, x + 0.3, 0))),
+    ("softshrink", lambda x: F.softshrink(x, 0.3),
+     lambda x: np.where(x > 0.3, x - 0.3, np.where(x < -0.3, x + 0.3, 0))),
 ]
 
 
@@ -499,7 +500,23 @@ def test_unfold_matches_windows():
 def test_interpolate_nearest_and_pixel_shuffle():
     x = randn(1, 1, 2, 3)
     np.testing.assert_allclose(N(F.interpolate(T(x), scale_factor=2)), x.repeat(2, 2).repeat(2, 3))
+    np.testing.assert_allclose(N(F.interpolate(T(x), size=(3, 3), mode="nearest-exact"))[0, 0],
+                               x[0, 0][[0, 1, 1]][:, [0, 1, 2]])
     y = randn(1, 8, 2, 3)
     out = N(F.pixel_shuffle(T(y), 2))
     assert out.shape == (1, 2, 4, 6)
     assert out[0, 1, 1, 2] == y[0, 1 * 4 + 1 * 2 + 0, 0, 1]
+
+
+def test_interpolate_linear_modes_match_torch_outputs():
+    x = T(np.arange(4.0).reshape(1, 1, 4))
+    np.testing.assert_allclose(N(F.interpolate(x, scale_factor=2, mode="linear"))[0, 0],
+                               [0.0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3.0])
+    np.testing.assert_allclose(N(F.interpolate(x, size=7, mode="linear", align_corners=True))[0, 0],
+                               np.linspace(0, 3, 7))
+    out = F.interpolate(T(np.arange(4.0).reshape(1, 1, 2, 2)), scale_factor=2, mode="bilinear")
+    np.testing.assert_allclose(N(out)[0, 0], [[0.0, 0.25, 0.75, 1.0], [0.5, 0.75, 1.25, 1.5],
+                                              [1.5, 1.75, 2.25, 2.5], [2.0, 2.25, 2.75, 3.0]])
+    check_grad(lambda t: F.interpolate(t, size=(3, 5), mode="bilinear"), randn(1, 1, 2, 4))
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        F.interpolate(x)

@@ -1,4 +1,7 @@
 """torch.tensor, zeros, ones, ..., and the random constructors on a global generator."""
+import contextlib
+import threading
+
 import numpy as np
 
 from .. import core
@@ -174,8 +177,31 @@ def initial_seed():
     return default_generator.initial_seed()
 
 
+_vmap_rng = threading.local()
+
+
+@contextlib.contextmanager
+def vmap_randomness(mode, key):
+    """Inside torch.func.vmap: random draws use `key` (batched for "different"), or raise ("error")."""
+    stack = _vmap_rng.__dict__.setdefault("stack", [])
+    stack.append([mode, key])
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
 def _key(generator, device=None):
     """The next key of the generator, on `device` (a meta key draws shapes only, never numbers)."""
+    stack = getattr(_vmap_rng, "stack", None)
+    if stack:
+        entry = stack[-1]
+        if entry[0] == "error":
+            raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
+                               "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+                               "operation out of vmap")
+        entry[1], k = core.random.split(entry[1])
+        return k
     k = (generator or default_generator).next_key()
     if device is not None:
         device = core.device(device)
@@ -196,11 +222,23 @@ def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_g
     return _finish(value, requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    if size is None:
-        low, high, size = 0, low, high
-    if high is None:
-        low, high = 0, low
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """randint(high, size), randint(low, high, size), or the same by keyword."""
+    args = list(args)
+    if size is None and args and isinstance(args[-1], (tuple, list)):
+        size = args.pop()
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        if high is None:
+            high = args[0]
+        else:
+            low = args[0]
+    elif args:
+        raise TypeError(f"randint() takes at most 3 positional arguments ({len(args) + 1} given)")
+    if high is None or size is None:
+        raise TypeError("randint() missing required arguments: 'high' and 'size'")
+    low = 0 if low is None else low
     dtype = _dt.canonicalize(dtype) or _dt.int64
     value = core.random.randint(_key(generator, device), _size(size), low, high, dtype=dtype)
     return _finish(value, requires_grad)
@@ -277,9 +315,14 @@ def bernoulli_(self, p=0.5, *, generator=None):
     return apply(self, lambda: core.cast(core.lt(core.random.uniform(k, shape), probs), self.dtype), "bernoulli_")
 
 
+_RANDOM_HIGH = {"bool_": 2, "uint8": 2 ** 8, "int8": 2 ** 7, "int16": 2 ** 15, "int32": 2 ** 31, "int64": 2 ** 63 - 1,
+                "float16": 2 ** 11 + 1, "float32": 2 ** 24 + 1, "float64": 2 ** 53 + 1}
+
+
 def random_(self, low=0, high=None, *, generator=None):
+    """Integers in [low, high), by default [0, the largest exactly representable value] of the dtype."""
     if high is None:
-        low, high = 0, low if low else 2 ** 24
+        low, high = 0, (low if low else _RANDOM_HIGH[self.dtype.name])
     k, shape = _draw(self, generator)
     return apply(self, lambda: core.cast(core.random.randint(k, shape, low, high), self.dtype), "random_")
 

@@ -29,7 +29,10 @@ def tensor_bind(prim, args, params):
                 record = True
         else:
             vals.append(a)
-    out = prim.bind(*vals, **params)
+    try:
+        out = prim.bind(*vals, **params)
+    except ValueError as e:  # shape errors: PyTorch raises RuntimeError for these
+        raise RuntimeError(str(e)) from None
     if record and prim.vjp is not None and getattr(_state, "enabled", True):
         return record_node(prim, params, args, vals, out)
     if prim.multiple_results:

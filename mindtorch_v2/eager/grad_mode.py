@@ -66,6 +66,10 @@ class set_grad_enabled(_Mode):
     def _args(self):
         return (self.mode,)
 
+    def __call__(self, fn):
+        _set(self.prev)  # used as a decorator: the constructor's switch must not leak
+        return super().__call__(fn)
+
     def __enter__(self):
         pass
 

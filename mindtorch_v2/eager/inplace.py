@@ -24,8 +24,6 @@ from .dispatch import record_node
 from .functionalize import is_functionalizing
 from .tensor import Tensor
 
-_CATEGORY_NAMES = {_dt.BOOL: "Bool", _dt.INT: "Long", _dt.FLOAT: "Float"}
-
 
 def _conform(self, new, name):
     """new (Tensor or number) as self's dtype and shape, or the RuntimeError PyTorch raises."""
@@ -33,13 +31,13 @@ def _conform(self, new, name):
         new = Tensor._wrap(core.asarray(new, dtype=self.dtype, device=self.device))
     if new.dtype is not self.dtype:
         if new.dtype.category > self.dtype.category:
-            raise RuntimeError(f"result type {_CATEGORY_NAMES[new.dtype.category]} can't be cast to the desired "
+            raise RuntimeError(f"result type {_dt_name(new.dtype)} can't be cast to the desired "
                                f"output type {_dt_name(self.dtype)}")
         new = Tensor._wrap(core.cast(new, self.dtype))
     if new._shape != self._shape:
         try:
             ok = core.ops._family.broadcast_shapes(name, new._shape, self._shape) == self._shape
-        except ValueError:
+        except (ValueError, RuntimeError):
             ok = False
         if not ok:
             raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
@@ -56,7 +54,7 @@ def _dt_name(d):
 def _broadcast_or(a, b):
     try:
         return core.ops._family.broadcast_shapes("", a, b)
-    except ValueError:
+    except (ValueError, RuntimeError):
         return a
 
 
@@ -66,7 +64,7 @@ def apply(self, compute, name):
     _check_no_overlap(self)
     try:
         new = _conform(self, compute(), name)
-    except ValueError as e:  # the core's shape errors are RuntimeErrors in torch
+    except (ValueError, RuntimeError) as e:  # the core's shape errors are RuntimeErrors in torch
         raise RuntimeError(str(e)) from None
     write(self, new)
     return self
@@ -224,7 +222,7 @@ def copy_(self, src, non_blocking=False):
 def _broadcasts(src, dst):
     try:
         return core.ops._family.broadcast_shapes("copy_", src, dst) == tuple(dst)
-    except ValueError:
+    except (ValueError, RuntimeError):
         return False
 
 
@@ -252,7 +250,7 @@ def setitem(self, key, value):
     flat_pos = core.reshape(positions, (-1,))
     try:
         vals = core.broadcast_to(value, tuple(positions.shape))
-    except ValueError:
+    except (ValueError, RuntimeError):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value._shape)} cannot be broadcast to "
                            f"indexing result of shape {list(positions.shape)}") from None
 

@@ -149,7 +149,7 @@ def div(input, other, *, rounding_mode=None):
         q = core.where(core.lt(q, 0), core.ceil(q), core.floor(q))
         dtype = _dt.result_type(input, other)
         return _w(core.cast(q, dtype) if dtype.category != _dt.FLOAT else q)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
 divide = div
@@ -281,17 +281,24 @@ def _correction(unbiased, correction):
     return 1 if unbiased in (None, True) else 0
 
 
+def _check_float_for_var(x):
+    if x.dtype.category != _dt.FLOAT:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(unbiased, (int,)) and not isinstance(unbiased, bool) and dim is None:
-        dim, unbiased = unbiased, None
+    if isinstance(dim, bool):  # the var(input, unbiased) overload
+        dim, unbiased = None, dim
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    _check_float_for_var(x)
     return _w(core.var(x, axis, _correction(unbiased, correction), keepdim))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    if isinstance(unbiased, (int,)) and not isinstance(unbiased, bool) and dim is None:
-        dim, unbiased = unbiased, None
+    if isinstance(dim, bool):  # the std(input, unbiased) overload
+        dim, unbiased = None, dim
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    _check_float_for_var(x)
     return _w(core.std(x, axis, _correction(unbiased, correction), keepdim))
 
 
@@ -521,6 +528,10 @@ def stack(tensors, dim=0):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
                                f"entry 0 and {list(x.shape)} at entry {i}")
     d = _dim(dim, tensors[0].ndim + 1)
+    shape = tuple(tensors[0].shape)
+    if d < len(shape):  # one concatenate along d, then split d into (n, size): two nodes, not 2n
+        joined = core.concatenate(tensors, d)
+        return _w(core.reshape(joined, shape[:d] + (len(tensors), shape[d]) + shape[d + 1:]))
     return cat([x.unsqueeze(d) for x in tensors], d)
 
 

@@ -490,6 +490,28 @@ def _dim(d, ndim):
     return d % n
 
 
+def _float_formatter(arr):
+    """PyTorch's float print rule: whole numbers as `1.`, 4 decimals, or scientific notation when the
+    finite non-zero magnitudes span more than 1000x, exceed 1e8 or fall below 1e-4; padded to one width."""
+    sample = arr if arr.size <= 1000 else np.concatenate([arr.reshape(-1)[:3], arr.reshape(-1)[-3:]])
+    finite = sample[np.isfinite(sample)].astype(np.float64)
+    nonzero = np.abs(finite[finite != 0])
+    whole = bool(np.all(finite == np.round(finite)))
+    sci = False
+    if nonzero.size:
+        hi, lo = float(nonzero.max()), float(nonzero.min())
+        sci = hi > 1e8 if whole else (hi / lo > 1000 or hi > 1e8 or lo < 1e-4)
+
+    def one(v):
+        if not np.isfinite(v):
+            return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+        if sci:
+            return f"{v:.4e}"
+        return f"{v:.0f}." if whole else f"{v:.4f}"
+    width = max((len(one(v)) for v in sample.reshape(-1)), default=0)
+    return lambda v: one(v).rjust(width)
+
+
 def _format(t):
     v = t._value()
     extra = []
@@ -499,18 +521,14 @@ def _format(t):
         return f"tensor(..., device='meta', size={tuple(t._shape)}" + (
             f", dtype={t.dtype}" if t.dtype is not _dt.default_float else "") + ")"
     arr = np.asarray(v)
-    if arr.dtype.kind == "f":
-        finite = arr[np.isfinite(arr)]
-        if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max(initial=0) < 1e8:
-            body = np.array2string(arr, separator=", ", prefix="tensor(",
-                                   formatter={"float_kind": lambda x: f"{x:.0f}." if np.isfinite(x) else str(x)})
-        else:
-            body = np.array2string(arr, separator=", ", prefix="tensor(", precision=4, suppress_small=True,
-                                   floatmode="fixed" if np.abs(finite).max(initial=0) < 1e4 else "maxprec")
+    if arr.size == 0 and arr.ndim > 1:
+        body = "[]"
+        extra.append(f"size={tuple(arr.shape)}")
+    elif arr.dtype.kind == "f":
+        body = np.array2string(arr, separator=", ", prefix="tensor(", max_line_width=80,
+                               formatter={"float_kind": _float_formatter(arr)})
     else:
-        body = np.array2string(arr, separator=", ", prefix="tensor(")
-        if arr.dtype.kind == "b":
-            body = body.replace("True", "True").replace("False", "False")
+        body = np.array2string(arr, separator=", ", prefix="tensor(", max_line_width=80)
     if t.dtype not in (_dt.default_float, _dt.int64, _dt.bool_) or (arr.size == 0 and t.dtype is not _dt.default_float):
         extra.append(f"dtype={t.dtype}")
     if t._grad_fn is not None:
@@ -518,4 +536,3 @@ def _format(t):
     elif t._rg:
         extra.append("requires_grad=True")
     return "tensor(" + body + "".join(", " + e for e in extra) + ")"
-

@@ -129,7 +129,7 @@ def permute(self, *dims):
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {dims}")
     shape, strides, offset = self._geometry()
     return _view(self, tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset,
-                         lambda t: core.transpose(t, perm))
+                 lambda t: core.transpose(t, perm))
 
 
 def transpose(self, dim0, dim1):
@@ -193,7 +193,7 @@ def squeeze(self, dim=None):
         return _view(self, shape, strides, offset, _same)
     keep = [i for i in range(len(shape)) if i not in axes]
     return _view(self, tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), offset,
-                         lambda x: core.squeeze(x, axes))
+                 lambda x: core.squeeze(x, axes))
 
 
 def unsqueeze(self, dim):
@@ -201,7 +201,7 @@ def unsqueeze(self, dim):
     shape, strides, offset = self._geometry()
     new_stride = strides[d] * shape[d] if d < len(shape) else 1
     return _view(self, shape[:d] + (1,) + shape[d:], strides[:d] + (new_stride,) + strides[d:], offset,
-                         lambda x: core.expand_dims(x, d))
+                 lambda x: core.expand_dims(x, d))
 
 
 def narrow(self, dim, start, length):
@@ -222,7 +222,7 @@ def _slice_view(self, d, start, stop, step):
     new_strides = strides[:d] + (strides[d] * step,) + strides[d + 1:]
     key = tuple(slice(start, stop, step) if i == d else slice(None) for i in range(len(shape)))
     return _view(self, new_shape, new_strides, offset + (start * strides[d] if n else 0),
-                         lambda x: core.static_slice(x, key))
+                 lambda x: core.static_slice(x, key))
 
 
 def select(self, dim, index):
@@ -237,7 +237,7 @@ def select(self, dim, index):
     shape, strides, offset = self._geometry()
     key = (slice(None),) * d + (i,)
     return _view(self, shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], offset + i * strides[d],
-                         lambda x: core.getitem(x, key))
+                 lambda x: core.getitem(x, key))
 
 
 def diagonal(self, offset=0, dim1=0, dim2=1):

@@ -7,7 +7,11 @@ of the weights of the targets that are not ignore_index (torch's definition).
 import math
 import warnings
 
+import numpy as np
+
 import mindtorch_v2 as torch
+
+from .. import core
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -146,21 +150,41 @@ def _type_word(d):
             "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(d.name, d.name)
 
 
+def _concrete(t):
+    """t's values as a numpy array when they are concrete (not traced, not meta), for argument checks only."""
+    v = t._value()
+    if type(v) is core.Array and t.device.type != "meta":
+        return np.asarray(v)
+    return None
+
+
 def _picked_nll(logp, target, weight, ignore_index):
-    """(-w[t] * logp[t] per position, w[t] per position), both 0 at ignored positions."""
+    """(loss, denominator, valid): loss = -w[t] * logp[t] per position (0 where t == ignore_index),
+    denominator = the summed w[t] that 'mean' divides by, valid = the mask of kept positions (None when
+    no position is ignored, which skips the masking ops)."""
     c = logp.shape[1]
-    valid = target != ignore_index
-    safe = torch.where(valid, target, 0)
-    if safe.numel() and safe.device.type != "meta":
-        lo, hi = int(safe.min()), int(safe.max())
-        if lo < 0 or hi >= c:
-            raise IndexError(f"Target {lo if lo < 0 else hi} is out of bounds.")
+    values = _concrete(target)
+    valid = None
+    if values is not None:
+        kept = values[values != ignore_index]
+        if kept.size:
+            lo, hi = int(kept.min()), int(kept.max())
+            if lo < 0 or hi >= c:
+                raise IndexError(f"Target {lo if lo < 0 else hi} is out of bounds.")
+        if kept.size != values.size:
+            valid = target != ignore_index
+    else:
+        valid = target != ignore_index
+    safe = target if valid is None else torch.where(valid, target, 0)
     picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
     if weight is None:
-        w = valid.to(logp.dtype)
-        return torch.where(valid, -picked, 0.0), w
-    w = torch.where(valid, weight.to(logp.dtype).index_select(0, safe.reshape(-1)).reshape(safe.shape), 0.0)
-    return -picked * w, w
+        if valid is None:
+            return -picked, float(target.numel()), None
+        return torch.where(valid, -picked, 0.0), valid.sum(), valid
+    w = weight.to(logp.dtype).index_select(0, safe.reshape(-1)).reshape(safe.shape)
+    if valid is not None:
+        w = torch.where(valid, w, 0.0)
+    return -picked * w, w.sum(), valid
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -170,12 +194,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_reduction(reduction)
     x, t, unbatched = _class_targets(input, target, "nll_loss")
     _check_weight(weight, x.shape[1])
-    loss, w = _picked_nll(x, t, weight, ignore_index)
+    loss, denom, _ = _picked_nll(x, t, weight, ignore_index)
     if reduction == "none":
         return loss.squeeze(0) if unbatched else loss
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() / w.sum()
+    return loss.sum() / denom
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
@@ -204,26 +228,24 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return loss.sum()
         return loss.sum() / (input.numel() // c if c else 0)
     x, t, unbatched = _class_targets(logp, target, "cross_entropy")
-    nll, w = _picked_nll(x, t, weight, ignore_index)
+    nll, denom, valid = _picked_nll(x, t, weight, ignore_index)
     if reduction == "none":
         loss = nll
     elif reduction == "sum":
         loss = nll.sum()
     else:
-        loss = nll.sum() / w.sum()
+        loss = nll.sum() / denom
     if label_smoothing > 0.0:
-        # torch: (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c (0 at ignored positions)
-        valid = t != ignore_index
+        # torch: (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c (0 at ignored positions);
+        # 'mean' divides both by the same summed target weights
         xs = x if weight is None else x * weight.reshape((1, c) + (1,) * (x.ndim - 2))
-        smooth = torch.where(valid, -xs.sum(1), 0.0)
-        if reduction == "none":
-            pass
-        elif reduction == "sum":
+        smooth = -xs.sum(1)
+        if valid is not None:
+            smooth = torch.where(valid, smooth, 0.0)
+        if reduction == "sum":
             smooth = smooth.sum()
-        elif weight is None:
-            smooth = smooth.sum() / valid.sum()
-        else:
-            smooth = smooth.sum() / w.sum()
+        elif reduction == "mean":
+            smooth = smooth.sum() / denom
         loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
     if reduction == "none" and unbatched:
         loss = loss.squeeze(0)
@@ -237,10 +259,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
-    if input.numel() and input.device.type != "meta":
-        bad = ((input < 0) | (input > 1) | (input != input)).any()
-        if bool(bad):
-            raise RuntimeError("all elements of input should be between 0 and 1")
+    values = _concrete(input)
+    if values is not None and not np.all((values >= 0) & (values <= 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
     loss = (target - 1.0) * torch.log1p(-input).clamp(min=-100.0) - target * torch.log(input).clamp(min=-100.0)
     if weight is not None:
         loss = loss * weight
@@ -364,7 +385,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             var = var.unsqueeze(-1)
         elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
             raise ValueError("var is of incorrect size")
-    if bool((var < 0).any()):
+    values = _concrete(var)
+    if values is not None and np.any(values < 0):
         raise ValueError("var has negative entry/entries")
     var = var + (var.clamp(min=eps) - var).detach()  # clamped value, identity gradient (torch clamps in no_grad)
     loss = 0.5 * (torch.log(var) + (input - target) ** 2 / var)

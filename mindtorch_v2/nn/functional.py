@@ -16,6 +16,7 @@ import mindtorch_v2 as torch
 
 from .. import core
 from ..eager.tensor import Tensor
+from ._losses import _concrete
 from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: F401
                       cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
                       margin_ranking_loss, mse_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss,
@@ -238,10 +239,11 @@ def one_hot(tensor, num_classes=-1):
     """An int64 tensor of shape (*tensor.shape, num_classes) with a 1 at each class index."""
     if tensor.dtype is not torch.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if tensor.numel() and tensor.device.type != "meta":
-        if int(tensor.min()) < 0:
+    values = _concrete(tensor)
+    if values is not None and values.size:
+        if values.min() < 0:
             raise RuntimeError("Class values must be non-negative.")
-        top = int(tensor.max())
+        top = int(values.max())
         if num_classes == -1:
             num_classes = top + 1
         elif top >= num_classes:
@@ -443,8 +445,7 @@ def _adaptive_avg_pool(name, k, input, output_size):
             window = tuple(s // o if j == i else 1 for j in range(k))
             out = core.avg_pool(out, window, window, 0)
             continue
-        m = _adaptive_matrix(s, o, input.dtype, input.device)  # contract axis with m^T
-        out = torch.matmul(out.movedim(axis, -1), m.t()).movedim(-1, axis)
+        out = _along(out, axis, _adaptive_matrix(s, o, input.dtype, input.device))
     return out
 
 
@@ -731,7 +732,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             padding_idx += num
         elif padding_idx >= num:
             raise AssertionError("Padding_idx must be within num_embeddings")
-    if input.numel() and input.device.type != "meta" and (int(input.min()) < 0 or int(input.max()) >= num):
+    values = _concrete(input)
+    if values is not None and values.size and (values.min() < 0 or values.max() >= num):
         raise IndexError("index out of range in self")
     flat = input.reshape(-1).long()
     if max_norm is not None:
@@ -772,148 +774,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 
 
 # ---------------------------------------------------------------------------
-# attention
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
-    """softmax(q k^T * scale + mask) v; a bool mask marks the positions that take part (True = attend)."""
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
-    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
-        key, value = _repeat_heads(key, query.shape[-3]), _repeat_heads(value, query.shape[-3])
-    scores = torch.matmul(query, key.transpose(-2, -1)) * scale
-    if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                               "is_causal=True")
-        causal = torch.ones(L, S, dtype=torch.bool, device=query.device).tril()
-        scores = scores.masked_fill(~causal, -math.inf)
-    if attn_mask is not None:
-        if attn_mask.dtype is torch.bool:
-            scores = scores.masked_fill(~attn_mask, -math.inf)
-        else:
-            scores = scores + attn_mask
-    weights = torch.softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p, training=True)
-    return torch.matmul(weights, value)
-
-
-def _repeat_heads(x, heads):
-    """(..., Hkv, S, E) -> (..., heads, S, E), each kv head repeated heads // Hkv times (grouped-query)."""
-    *lead, hkv, length, e = x.shape
-    rep = heads // hkv
-    return x.unsqueeze(-3).expand(*lead, hkv, rep, length, e).reshape(*lead, hkv * rep, length, e)
-
-
-def _canonical_mask(mask, name, target_dtype):
-    """A float additive mask (-inf where a bool mask is True), or None."""
-    if mask is None:
-        return None
-    if mask.dtype is torch.bool:
-        return torch.zeros(*mask.shape, dtype=target_dtype, device=mask.device).masked_fill(mask, -math.inf)
-    if not mask.is_floating_point():
-        raise AssertionError(f"only bool and floating types of {name} are supported")
-    return mask
-
-
-def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
-                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
-                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
-                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
-                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
-                                 is_causal=False):
-    """torch's multi-head attention on (L, N, E) inputs (or unbatched (L, E)): returns (output, weights)."""
-    batched = query.ndim == 3
-    if not batched:
-        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-        if key_padding_mask is not None:
-            key_padding_mask = key_padding_mask.unsqueeze(0)
-    tgt_len, bsz, embed_dim = query.shape
-    if embed_dim != embed_dim_to_check:
-        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
-    head_dim = embed_dim // num_heads
-    if is_causal and attn_mask is None:
-        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
-                           "method `generate_square_subsequent_mask` to create this mask.")
-    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)
-    attn_mask = _canonical_mask(attn_mask, "attn_mask", query.dtype)
-
-    if not use_separate_proj_weight:
-        if query is key and key is value:
-            q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
-        else:
-            w_q, w_k, w_v = in_proj_weight.chunk(3)
-            b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
-            q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
-    else:
-        b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
-        q, k, v = linear(query, q_proj_weight, b_q), linear(key, k_proj_weight, b_k), linear(value, v_proj_weight,
-                                                                                             b_v)
-    if attn_mask is not None:
-        if attn_mask.ndim == 2:
-            if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
-                                   f"{(tgt_len, key.shape[0])}.")
-            attn_mask = attn_mask.unsqueeze(0)
-        elif attn_mask.ndim == 3:
-            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, key.shape[0]):
-                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
-                                   f"{(bsz * num_heads, tgt_len, key.shape[0])}.")
-        else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
-    if bias_k is not None and bias_v is not None:
-        k = torch.cat([k, bias_k.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)])
-        v = torch.cat([v, bias_v.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)])
-        if attn_mask is not None:
-            attn_mask = pad(attn_mask, (0, 1))
-        if key_padding_mask is not None:
-            key_padding_mask = pad(key_padding_mask, (0, 1))
-
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k)
-    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v)
-    if add_zero_attn:
-        k = torch.cat([k, torch.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], 1)
-        v = torch.cat([v, torch.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], 1)
-        if attn_mask is not None:
-            attn_mask = pad(attn_mask, (0, 1))
-        if key_padding_mask is not None:
-            key_padding_mask = pad(key_padding_mask, (0, 1))
-    src_len = k.shape[1]
-    if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (bsz, src_len):
-            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
-                                 f"{key_padding_mask.shape}")
-        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len).reshape(
-            bsz * num_heads, 1, src_len)
-        attn_mask = kpm if attn_mask is None else attn_mask + kpm
-    if not training:
-        dropout_p = 0.0
-
-    scores = torch.matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))
-    if attn_mask is not None:
-        scores = scores + attn_mask
-    weights = torch.softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p)
-    out = torch.matmul(weights, v)  # (N * H, L, hd)
-    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
-    if not batched:
-        out = out.squeeze(1)
-    if not need_weights:
-        return out, None
-    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
-    if average_attn_weights:
-        weights = weights.mean(1)
-    if not batched:
-        weights = weights.squeeze(0)
-    return out, weights
-
-
-# ---------------------------------------------------------------------------
 # misc
 
 
@@ -941,12 +801,48 @@ def pixel_shuffle(input, upscale_factor):
     return out.reshape(*lead, c // (r * r), h * r, w * r)
 
 
+def _along(x, axis, m):
+    """x with its `axis` contracted against the (out, in) matrix m."""
+    return torch.matmul(x.movedim(axis, -1), m.t()).movedim(-1, axis)
+
+
+def _linear_weights(in_size, out_size, scale, align_corners):
+    """(out, in) linear interpolation matrix with torch's source index rule."""
+    rows = []
+    for j in range(out_size):
+        if align_corners:
+            src = j * ((in_size - 1) / (out_size - 1)) if out_size > 1 else 0.0
+        else:
+            src = max((j + 0.5) * scale - 0.5, 0.0)
+        i0 = min(int(math.floor(src)), in_size - 1)
+        i1 = min(i0 + 1, in_size - 1)
+        lam = src - i0
+        row = [0.0] * in_size
+        row[i0] += 1.0 - lam
+        row[i1] += lam
+        rows.append(row)
+    return rows
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
-    """Nearest-neighbour resizing of the spatial dims (other modes are not supported)."""
-    if mode != "nearest":
-        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported (only 'nearest')")
+    """Resize the spatial dims (after N, C): modes nearest, nearest-exact, linear, bilinear, trilinear.
+
+    Source index of output j: nearest floor(j * s), nearest-exact floor((j + 0.5) * s), linear
+    (j + 0.5) * s - 0.5 clamped at 0 (or j * (in - 1) / (out - 1) with align_corners), s = in / out or
+    1 / scale_factor, as in torch. Each axis is a gather or a constant interpolation matrix.
+    """
+    linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3}
+    if mode not in ("nearest", "nearest-exact") and mode not in linear_modes:
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported")
     k = input.ndim - 2
+    if mode in linear_modes and linear_modes[mode] != k:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {linear_modes[mode] + 2}D input")
+    if mode not in linear_modes and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
     spatial = input.shape[2:]
     if size is not None:
         sizes = _pair_like(size, k, "size")
@@ -954,9 +850,25 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     else:
         factors = (scale_factor,) * k if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
         sizes = tuple(int(math.floor(s * f)) for s, f in zip(spatial, factors))
-        scales = [1.0 / f for f in factors]
+        scales = [s_in / s_out for s_in, s_out in zip(spatial, sizes)] if recompute_scale_factor \
+            else [1.0 / f for f in factors]
     out = input
-    for i, (s_out, sc) in enumerate(zip(sizes, scales)):
-        idx = [min(int(math.floor(j * sc)), spatial[i] - 1) for j in range(s_out)]
+    for i, (s_in, s_out, sc) in enumerate(zip(spatial, sizes, scales)):
+        if mode in linear_modes:
+            m = torch.tensor(_linear_weights(s_in, s_out, sc, bool(align_corners)), dtype=input.dtype,
+                             device=input.device)
+            out = _along(out, 2 + i, m)
+            continue
+        offset = 0.5 if mode == "nearest-exact" else 0.0
+        idx = [min(int(math.floor((j + offset) * sc)), s_in - 1) for j in range(s_out)]
         out = out.index_select(2 + i, torch.tensor(idx, dtype=torch.int64, device=input.device))
     return out
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# attention lives in its own file; it builds on linear / dropout / pad above
+from ._attention import (_canonical_mask, multi_head_attention_forward,  # noqa: E402,F401
+                         scaled_dot_product_attention)

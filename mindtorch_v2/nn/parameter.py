@@ -36,18 +36,6 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
-    def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
-        out = type(self)(self.detach().clone(), self.requires_grad)
-        if self._grad is not None:
-            out._grad = self._grad.detach().clone()
-        memo[id(self)] = out
-        return out
-
-    def __reduce_ex__(self, protocol):
-        return Tensor.__reduce_ex__(self, protocol)
-
 
 class Buffer(Tensor):
     """torch.nn.Buffer: marks a Tensor assigned to a Module attribute as a buffer."""

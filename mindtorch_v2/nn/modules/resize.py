@@ -6,14 +6,18 @@ from .module import Module
 class Upsample(Module):
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None):
         super().__init__()
-        self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor, mode, align_corners
+        if isinstance(scale_factor, (tuple, list)):
+            scale_factor = tuple(float(f) for f in scale_factor)
+        elif scale_factor:
+            scale_factor = float(scale_factor)
+        self.size, self.scale_factor, self.mode, self.align_corners = size, scale_factor or None, mode, align_corners
 
     def forward(self, input):
         return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners)
 
     def extra_repr(self):
         if self.scale_factor is not None:
-            info = f"scale_factor={float(self.scale_factor)!r}"
+            info = f"scale_factor={self.scale_factor!r}"
         else:
             info = f"size={self.size!r}"
         return info + f", mode={self.mode!r}"

@@ -1,0 +1,577 @@
+"""torch.func over eager Tensors: grad / grad_and_value / vjp / jvp / jacrev / jacfwd / hessian / vmap
+(in_dims, out_dims, randomness), their nesting, per-example gradients against a loop of
+torch.autograd.grad, caller tensors left alone, functionalized in-place ops inside transforms,
+and functional_call / stack_module_state ensembles (torch.func semantics)."""
+import numpy as np
+import pytest
+
+import mindtorch_v2 as torch
+from mindtorch_v2 import func
+
+rng = np.random.default_rng(1)
+f64 = torch.float64
+
+
+def T(x, requires_grad=False):
+    return torch.tensor(np.asarray(x, dtype=np.float64), dtype=f64, requires_grad=requires_grad)
+
+
+def r(*shape):
+    return rng.standard_normal(shape)
+
+
+def npy(t):
+    return np.asarray(t.detach().numpy() if isinstance(t, torch.Tensor) else t)
+
+
+def close(x, y, tol=1e-10):
+    x, y = npy(x), npy(y)
+    assert x.shape == y.shape, (x.shape, y.shape)
+    np.testing.assert_allclose(x, y, rtol=tol, atol=tol)
+
+
+def is_tensor(*xs):
+    return all(isinstance(x, torch.Tensor) for x in xs)
+
+
+# ---------------------------------------------------------------------------
+# grad / grad_and_value
+
+
+def test_grad_basic_and_argnums():
+    x, y = r(3), r(3)
+    f = lambda a, b: (torch.sin(a) * b ** 2).sum()  # noqa: E731
+    g = func.grad(f)(T(x), T(y))
+    assert is_tensor(g)
+    close(g, np.cos(x) * y ** 2)
+    close(func.grad(f, argnums=1)(T(x), T(y)), 2 * np.sin(x) * y)
+    gx, gy = func.grad(f, argnums=(0, 1))(T(x), T(y))
+    close(gx, np.cos(x) * y ** 2)
+    close(gy, 2 * np.sin(x) * y)
+    (gy_only,) = func.grad(f, argnums=(1,))(T(x), T(y))
+    close(gy_only, 2 * np.sin(x) * y)
+
+
+def test_grad_has_aux_and_kwargs():
+    x = r(4)
+    g, aux = func.grad(lambda a: ((a ** 3).sum(), {"double": a * 2}), has_aux=True)(T(x))
+    close(g, 3 * x ** 2)
+    assert is_tensor(aux["double"])
+    close(aux["double"], 2 * x)
+    # keyword arguments are passed through and not differentiated
+    g = func.grad(lambda a, scale=1.0: (a * a).sum() * scale)(T(x), scale=3.0)
+    close(g, 6 * x)
+
+
+def test_grad_and_value():
+    x = r(3)
+    g, v = func.grad_and_value(lambda a: (a ** 2).sum())(T(x))
+    close(g, 2 * x)
+    close(v, (x ** 2).sum())
+    g, (v, aux) = func.grad_and_value(lambda a: ((a ** 2).sum(), a.mean()), has_aux=True)(T(x))
+    close(g, 2 * x)
+    close(v, (x ** 2).sum())
+    close(aux, x.mean())
+    (gx, gy), v = func.grad_and_value(lambda a, b: (a * b).sum(), argnums=(0, 1))(T(x), T(2 * x))
+    close(gx, 2 * x)
+    close(gy, x)
+    close(v, 2 * (x ** 2).sum())
+
+
+def test_grad_of_grad_is_second_derivative():
+    d2 = func.grad(func.grad(lambda a: torch.sin(a) * a))(T(0.7))
+    close(d2, 2 * np.cos(0.7) - 0.7 * np.sin(0.7))
+
+
+def test_grad_over_a_dict_of_parameters():
+    w, b, x = r(3, 2), r(2), r(3)
+    p = {"w": T(w), "b": T(b)}
+    g = func.grad(lambda q: torch.tanh(T(x) @ q["w"] + q["b"]).sum())(p)
+    s = 1 - np.tanh(x @ w + b) ** 2
+    close(g["b"], s)
+    close(g["w"], np.outer(x, s))
+
+
+# ---------------------------------------------------------------------------
+# vjp / jvp
+
+
+def test_vjp_single_and_multiple_primals():
+    x, y = r(3), r(3)
+    out, vjp_fn = func.vjp(lambda a: torch.exp(a) * 2, T(x))
+    close(out, 2 * np.exp(x))
+    ct = r(3)
+    (gx,) = vjp_fn(T(ct))
+    close(gx, 2 * np.exp(x) * ct)
+    out, vjp_fn = func.vjp(lambda a, b: (a * b, a + b), T(x), T(y))
+    u, v = r(3), r(3)
+    gx, gy = vjp_fn((T(u), T(v)))
+    close(gx, u * y + v)
+    close(gy, u * x + v)
+
+
+def test_vjp_has_aux():
+    x = r(3)
+    out, vjp_fn, aux = func.vjp(lambda a: (a ** 2, a.sum()), T(x), has_aux=True)
+    close(out, x ** 2)
+    close(aux, x.sum())
+    (g,) = vjp_fn(torch.ones(3, dtype=f64))
+    close(g, 2 * x)
+
+
+def test_jvp_single_and_multiple_primals():
+    x, t = r(3), r(3)
+    out, tan = func.jvp(torch.sin, (T(x),), (T(t),))
+    close(out, np.sin(x))
+    close(tan, np.cos(x) * t)
+    y, s = r(3), r(3)
+    out, tan = func.jvp(lambda a, b: a * b, (T(x), T(y)), (T(t), T(s)))
+    close(out, x * y)
+    close(tan, t * y + x * s)
+    out, tan, aux = func.jvp(lambda a: (a ** 2, a + 1), (T(x),), (T(t),), has_aux=True)
+    close(tan, 2 * x * t)
+    close(aux, x + 1)
+
+
+# ---------------------------------------------------------------------------
+# jacrev / jacfwd / hessian
+
+
+def _np_jac(x):
+    # f(x) = x * x.sum(): J = diag(s) + x 1^T
+    return np.diag(np.full(len(x), x.sum())) + np.outer(x, np.ones(len(x)))
+
+
+def test_jacrev_and_jacfwd_equal_hand_jacobian():
+    x = r(4)
+    f = lambda a: a * a.sum()  # noqa: E731
+    jr, jf = func.jacrev(f)(T(x)), func.jacfwd(f)(T(x))
+    assert is_tensor(jr, jf)
+    close(jr, _np_jac(x))
+    close(jf, _np_jac(x))
+    # argnums tuple and a tuple of outputs
+    y = r(4)
+    g = lambda a, b: (a * b, (a ** 2).sum())  # noqa: E731
+    for jac in (func.jacrev, func.jacfwd):
+        (j_ab_a, j_ab_b), (j_s_a, j_s_b) = jac(g, argnums=(0, 1))(T(x), T(y))
+        close(j_ab_a, np.diag(y))
+        close(j_ab_b, np.diag(x))
+        close(j_s_a, 2 * x)
+        close(j_s_b, np.zeros(4))
+        close(jac(g, argnums=1)(T(x), T(y))[0], np.diag(x))
+
+
+def test_jacobians_with_aux():
+    x = r(3)
+    for jac in (func.jacrev, func.jacfwd):
+        j, aux = jac(lambda a: (torch.sin(a), a.sum()), has_aux=True)(T(x))
+        close(j, np.diag(np.cos(x)))
+        close(aux, x.sum())
+
+
+def test_jacobian_of_matrix_function():
+    m, w = r(2, 3), r(3, 4)
+    expect = np.einsum("ik,jl->ijkl", np.eye(2), w.T)
+    close(func.jacrev(lambda a: a @ T(w))(T(m)), expect)
+    close(func.jacfwd(lambda a: a @ T(w))(T(m)), expect)
+
+
+def test_hessian():
+    x, A = r(3), r(3, 3)
+    close(func.hessian(lambda a: (a ** 3).sum())(T(x)), np.diag(6 * x))
+    close(func.hessian(lambda a: a @ T(A) @ a)(T(x)), A + A.T)
+    f = lambda a: (torch.exp(a[0] * a) * torch.sin(a)).sum()  # noqa: E731
+    h = func.hessian(f)(T(x))
+    close(h, func.jacfwd(func.jacrev(f))(T(x)), tol=1e-9)
+    close(h, func.jacrev(func.jacrev(f))(T(x)), tol=1e-9)
+    close(h, npy(h).T, tol=1e-9)
+
+
+# ---------------------------------------------------------------------------
+# vmap
+
+
+def test_vmap_in_dims_out_dims():
+    x, y = r(4, 3), r(3, 4)
+    out = func.vmap(lambda a, b: a * b, in_dims=(0, 1))(T(x), T(y))
+    assert is_tensor(out)
+    close(out, x * y.T)
+    out = func.vmap(lambda a, b: a * b, in_dims=(0, None))(T(x), T(y[:, 0]))
+    close(out, x * y[:, 0])
+    out = func.vmap(lambda a: a * 2, in_dims=1, out_dims=1)(T(y))
+    close(out, y * 2)
+    a_, b_ = func.vmap(lambda a: (a.sum(), a * 3), out_dims=(0, 1))(T(x))
+    close(a_, x.sum(1))
+    close(b_, (x * 3).T)
+    # kwargs are passed unbatched
+    out = func.vmap(lambda a, scale=1.0: a * scale)(T(x), scale=2.0)
+    close(out, 2 * x)
+    # pytree inputs, one in_dims per leaf
+    out = func.vmap(lambda d: d["a"] * d["b"], in_dims=({"a": 0, "b": 1},))({"a": T(x), "b": T(y)})
+    close(out, x * y.T)
+    out = func.vmap(lambda xs: xs[0] + xs[1], in_dims=([0, 1],))([T(x), T(y)])
+    close(out, x + y.T)
+
+
+def test_vmap_in_dims_pytree_with_none_entries():
+    x, y = r(4, 3), r(3, 4)
+    out = func.vmap(lambda d: d["a"] @ d["w"], in_dims=({"a": 0, "w": None},))({"a": T(x), "w": T(y)})
+    close(out, x @ y)
+
+
+def test_vmap_nested_and_torch_vmap_is_func_vmap():
+    assert torch.vmap is func.vmap
+    x, y = r(4, 3), r(5, 3)
+    out = torch.vmap(torch.vmap(lambda a, b: (a * b).sum(), in_dims=(None, 0)), in_dims=(0, None))(T(x), T(y))
+    close(out, x @ y.T)
+
+
+def test_vmap_of_tensor_methods_and_indexing():
+    x = r(4, 3, 5)
+    idx = torch.tensor([[0, 2], [1, 1], [4, 0], [3, 3]])
+    out = func.vmap(lambda a: a.view(-1).max())(T(x))
+    close(out, x.reshape(4, -1).max(1))
+    out = func.vmap(lambda a: a[:, torch.tensor([4, 0])].sum(-1))(T(x))  # an unbatched index tensor
+    close(out, x[:, :, [4, 0]].sum(-1))
+    # a batched index tensor
+    out = func.vmap(lambda a, i: a[:, i].softmax(-1).sum(0))(T(x), idx)
+    ref = []
+    for b in range(4):
+        s = x[b][:, idx.numpy()[b]]
+        e = np.exp(s - s.max(-1, keepdims=True))
+        ref.append((e / e.sum(-1, keepdims=True)).sum(0))
+    close(out, np.stack(ref))
+
+
+def test_vmap_randomness_error_raises():
+    with pytest.raises(RuntimeError, match="random"):
+        func.vmap(lambda a: a + torch.rand(3))(torch.zeros(4, 3))
+    with pytest.raises(RuntimeError, match="random"):
+        func.vmap(lambda a: a + torch.randn(3), randomness="error")(torch.zeros(4, 3))
+
+
+def test_vmap_randomness_must_be_a_known_mode():
+    with pytest.raises(RuntimeError, match="randomness"):
+        func.vmap(lambda a: a, randomness="sometimes")(torch.zeros(4, 3))
+
+
+def test_vmap_randomness_same_gives_identical_rows():
+    out = func.vmap(lambda a: a + torch.rand(3), randomness="same")(torch.zeros(4, 3))
+    rows = npy(out)
+    assert out.shape == (4, 3)
+    for i in range(1, 4):
+        assert rows[i].tolist() == rows[0].tolist()
+    assert ((rows >= 0) & (rows < 1)).all()
+
+
+def test_vmap_randomness_different_gives_different_rows():
+    out = func.vmap(lambda a: a + torch.randn(3), randomness="different")(torch.zeros(4, 3))
+    rows = npy(out)
+    assert out.shape == (4, 3)
+    assert len({tuple(row) for row in rows.tolist()}) == 4
+    # and a fresh draw each call
+    out2 = func.vmap(lambda a: a + torch.randn(3), randomness="different")(torch.zeros(4, 3))
+    assert npy(out2).tolist() != rows.tolist()
+
+
+def test_vmap_randomness_does_not_affect_random_ops_outside():
+    torch.manual_seed(5)
+    ref = torch.rand(3)
+    torch.manual_seed(5)
+    func.vmap(lambda a: a * 2)(torch.zeros(4, 3))  # no random op inside: the generator is left alone
+    close(torch.rand(3), ref)
+
+
+# ---------------------------------------------------------------------------
+# per-example gradients of a small MLP
+
+
+def _mlp_loss(w1, b1, w2, b2, x, y_onehot):
+    h = torch.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    return -(torch.log_softmax(logits, -1) * y_onehot).sum()
+
+
+def _mlp_loss_indexed(w1, b1, w2, b2, x, y):
+    # the label picks its log-probability by indexing with a (batched, under vmap) integer tensor
+    h = torch.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    return -torch.log_softmax(logits, -1)[y]
+
+
+def test_per_example_gradients_match_a_loop_of_autograd_grad():
+    w1, b1, w2, b2 = r(4, 8) * 0.5, r(8) * 0.1, r(8, 3) * 0.5, r(3) * 0.1
+    xs = r(6, 4)
+    labels = np.array([0, 2, 1, 1, 0, 2])
+    ys = T(np.eye(3)[labels])
+    params = [T(p) for p in (w1, b1, w2, b2)]
+    per = func.vmap(func.grad(_mlp_loss, argnums=(0, 1, 2, 3)), in_dims=(None, None, None, None, 0, 0))(
+        *params, T(xs), ys)
+    assert [tuple(g.shape) for g in per] == [(6, 4, 8), (6, 8), (6, 8, 3), (6, 3)]
+    for i in range(6):
+        leaves = [T(p, requires_grad=True) for p in (w1, b1, w2, b2)]
+        loss = _mlp_loss(*leaves, T(xs[i]), ys[i])
+        grads = torch.autograd.grad(loss, leaves)
+        for g_batched, g_loop in zip(per, grads):
+            close(g_batched[i], g_loop)
+    # and by hand for the last layer's bias: softmax(logits) - onehot(y)
+    logits = np.tanh(xs @ w1 + b1) @ w2 + b2
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    close(per[3], p - np.eye(3)[labels])
+
+
+def test_per_example_gradients_with_integer_labels_indexing():
+    w1, b1, w2, b2 = r(4, 8) * 0.5, r(8) * 0.1, r(8, 3) * 0.5, r(3) * 0.1
+    xs = r(6, 4)
+    labels = torch.tensor([0, 2, 1, 1, 0, 2])
+    params = [T(p) for p in (w1, b1, w2, b2)]
+    per = func.vmap(func.grad(_mlp_loss_indexed, argnums=(0, 1, 2, 3)), in_dims=(None,) * 4 + (0, 0))(
+        *params, T(xs), labels)
+    for i in range(6):
+        leaves = [T(p, requires_grad=True) for p in (w1, b1, w2, b2)]
+        grads = torch.autograd.grad(_mlp_loss_indexed(*leaves, T(xs[i]), labels[i]), leaves)
+        for g_batched, g_loop in zip(per, grads):
+            close(g_batched[i], g_loop)
+
+
+def test_grad_of_vmapped_loss_equals_summed_per_example_gradients():
+    w, xs = r(3, 2), r(5, 3)
+    loss = lambda w_, x: (torch.tanh(x @ w_) ** 2).sum()  # noqa: E731
+    per = func.vmap(func.grad(loss), in_dims=(None, 0))(T(w), T(xs))
+    total = func.grad(lambda w_: func.vmap(loss, in_dims=(None, 0))(w_, T(xs)).sum())(T(w))
+    close(total, npy(per).sum(0))
+    t = np.tanh(xs @ w)
+    close(total, xs.T @ (2 * t * (1 - t ** 2)))
+
+
+def test_vmap_of_jacrev_and_jvp_of_vmap():
+    x = r(5, 4)
+    J = func.vmap(func.jacrev(lambda a: a * a.sum()))(T(x))
+    close(J, np.stack([_np_jac(v) for v in x]))
+    t = r(5, 4)
+    out, tan = func.jvp(func.vmap(lambda a: torch.exp(a).sum()), (T(x),), (T(t),))
+    close(out, np.exp(x).sum(1))
+    close(tan, (np.exp(x) * t).sum(1))
+    out, tan = func.vmap(lambda a, s: func.jvp(torch.sin, (a,), (s,)))(T(x), T(t))
+    close(tan, np.cos(x) * t)
+
+
+# ---------------------------------------------------------------------------
+# the caller's tensors are left alone
+
+
+def test_transforms_leave_caller_tensors_untouched_and_record_nothing():
+    x = T(r(3), requires_grad=True)
+    w = T(r(3, 3), requires_grad=True)
+    before = npy(x).copy()
+    pre_loss = (x * x).sum()  # an eager graph built before the transforms
+    v0, vw0 = x._version, w._version
+    f = lambda a, m: torch.tanh(m @ a).sum()  # noqa: E731
+    func.grad(f)(x, w)
+    func.grad_and_value(f, argnums=(0, 1))(x, w)
+    func.vjp(f, x, w)[1](torch.tensor(1.0, dtype=f64))
+    func.jvp(lambda a: f(a, w), (x,), (torch.ones(3, dtype=f64),))
+    func.jacrev(lambda a: m_at(w, a))(x)
+    func.jacfwd(lambda a: m_at(w, a))(x)
+    func.hessian(lambda a: f(a, w))(x)
+    func.vmap(lambda a: f(a, w))(torch.stack([x, x]))
+    for t, v in ((x, v0), (w, vw0)):
+        assert t._version == v
+        assert t.grad is None
+        assert t.is_leaf and t.requires_grad and t.grad_fn is None
+    close(x, before)
+    # the eager tape still works and sees only its own graph
+    pre_loss.backward()
+    close(x.grad, 2 * before)
+    assert w.grad is None
+
+
+def m_at(m, a):
+    return m @ a
+
+
+def test_grad_of_a_function_that_uses_eager_autograd_inputs():
+    # an input that requires grad is treated as a plain value inside the transform
+    x = T(r(3), requires_grad=True)
+    g = func.grad(lambda a: (a ** 2).sum())(x)
+    close(g, 2 * npy(x))
+    assert x.grad is None and x._version == 0
+
+
+# ---------------------------------------------------------------------------
+# in-place ops inside transformed functions (functionalized)
+
+
+def _inplace_f(x):
+    y = torch.zeros(x.shape, dtype=x.dtype)
+    y[0] = x[0] * 2
+    y.add_(x)
+    return y  # = [3 x0, x1, x2, ...]
+
+
+def _np_inplace_f(x):
+    y = x.copy()
+    y[0] = 3 * x[0]
+    return y
+
+
+def test_inplace_under_vmap():
+    x = r(4, 3)
+    close(func.vmap(_inplace_f)(T(x)), np.stack([_np_inplace_f(v) for v in x]))
+    close(func.vmap(_inplace_f, in_dims=1, out_dims=1)(T(x.T)), np.stack([_np_inplace_f(v) for v in x]).T)
+
+
+def test_inplace_under_grad_jvp_and_vjp():
+    x = r(3)
+    close(func.grad(lambda a: _inplace_f(a).sum())(T(x)), [3.0, 1.0, 1.0])
+    close(func.grad(lambda a: (_inplace_f(a) ** 2).sum())(T(x)), [18 * x[0], 2 * x[1], 2 * x[2]])
+    t = r(3)
+    out, tan = func.jvp(_inplace_f, (T(x),), (T(t),))
+    close(out, _np_inplace_f(x))
+    close(tan, [3 * t[0], t[1], t[2]])
+    out, vjp_fn = func.vjp(_inplace_f, T(x))
+    (g,) = vjp_fn(T(t))
+    close(g, [3 * t[0], t[1], t[2]])
+    close(func.jacrev(_inplace_f)(T(x)), np.diag([3.0, 1.0, 1.0]))
+    close(func.jacfwd(_inplace_f)(T(x)), np.diag([3.0, 1.0, 1.0]))
+
+
+def test_inplace_under_vmap_of_grad_and_grad_of_vmap():
+    x = r(4, 3)
+    g = func.vmap(func.grad(lambda a: (_inplace_f(a) ** 2).sum()))(T(x))
+    close(g, np.stack([[18 * v[0], 2 * v[1], 2 * v[2]] for v in x]))
+    g = func.grad(lambda a: func.vmap(_inplace_f)(a).sum())(T(x))
+    close(g, np.tile([3.0, 1.0, 1.0], (4, 1)))
+    out, tan = func.vmap(lambda a, s: func.jvp(_inplace_f, (a,), (s,)))(T(x), T(x * 0 + 1))
+    close(tan, np.tile([3.0, 1.0, 1.0], (4, 1)))
+
+
+def test_inplace_default_dtype_buffer_under_vmap():
+    # torch.zeros(shape) is float32 whatever x is: the writes are cast to y's dtype
+    def f(x):
+        y = torch.zeros(x.shape)
+        y[0] = x[0] * 2
+        y.add_(x)
+        return y
+    x = r(2, 3)
+    out = func.vmap(f)(T(x))
+    assert out.dtype == torch.float32
+    close(out, np.stack([_np_inplace_f(v) for v in x]).astype(np.float32), tol=1e-6)
+
+
+def test_inplace_on_a_view_inside_vmap_and_grad():
+    def f(x):
+        y = torch.zeros(2, x.shape[0], dtype=x.dtype)
+        row = y[1]
+        row.copy_(x)     # write through a view: the base sees it
+        row.mul_(x)
+        return y.sum(0)  # = x * x
+    x = r(4, 3)
+    close(func.vmap(f)(T(x)), x * x)
+    close(func.vmap(func.grad(lambda a: f(a).sum()))(T(x)), 2 * x)
+
+
+# ---------------------------------------------------------------------------
+# modules as functions
+
+HAS_NN = hasattr(torch, "nn") and hasattr(torch.nn, "Linear")
+needs_nn = pytest.mark.skipif(not HAS_NN, reason="torch.nn is not available")
+
+
+def _mlp():
+    nn = torch.nn
+    return nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2)).double()
+
+
+@needs_nn
+def test_functional_call_equals_module_with_same_params_and_leaves_module_alone():
+    torch.manual_seed(0)
+    m = _mlp()
+    orig = {k: (v, npy(v).copy(), v._version) for k, v in m.named_parameters()}
+    new = {k: T(r(*v.shape)) for k, v in m.named_parameters()}
+    x = T(r(4, 3))
+    out = func.functional_call(m, new, (x,))
+    # the same params loaded into a copy of the module
+    ref = _mlp()
+    with torch.no_grad():
+        for k, v in ref.named_parameters():
+            v.copy_(new[k])
+    close(out, ref(x))
+    h = np.tanh(npy(x) @ npy(new["0.weight"]).T + npy(new["0.bias"]))
+    close(out, h @ npy(new["2.weight"]).T + npy(new["2.bias"]))
+    # a single tensor arg (not a tuple) is accepted
+    close(func.functional_call(m, new, x), out)
+    for k, v in m.named_parameters():
+        p, val, ver = orig[k]
+        assert v is p and v._version == ver
+        close(v, val)
+    # with the module's own params it equals the module
+    close(func.functional_call(m, dict(m.named_parameters()), (x,)), m(x))
+
+
+@needs_nn
+def test_functional_call_under_grad_gives_parameter_gradients():
+    torch.manual_seed(1)
+    m = _mlp()
+    params = {k: v.detach() for k, v in m.named_parameters()}
+    x = T(r(4, 3))
+    g = func.grad(lambda p: func.functional_call(m, p, (x,)).pow(2).sum())(params)
+    loss = m(x).pow(2).sum()
+    ref = torch.autograd.grad(loss, [p for _, p in m.named_parameters()])
+    for (k, _), gr in zip(m.named_parameters(), ref):
+        close(g[k], gr)
+    assert all(p.grad is None for p in m.parameters())
+
+
+@needs_nn
+def test_per_example_gradients_with_cross_entropy_and_functional_call():
+    # the torch.func tutorial recipe: vmap(grad(loss), in_dims=(None, 0, 0)) with integer targets
+    torch.manual_seed(3)
+    m = _mlp()
+    params = {k: v.detach() for k, v in m.named_parameters()}
+    xs, ys = T(r(5, 3)), torch.tensor([1, 0, 1, 1, 0])
+
+    def loss(p, x, y):
+        out = func.functional_call(m, p, (x[None],))
+        return torch.nn.functional.cross_entropy(out, y[None])
+
+    per = func.vmap(func.grad(loss), in_dims=(None, 0, 0))(params, xs, ys)
+    for i in range(5):
+        ref = torch.autograd.grad(torch.nn.functional.cross_entropy(m(xs[i:i + 1]), ys[i:i + 1]),
+                                  list(m.parameters()))
+        for (k, _), gr in zip(m.named_parameters(), ref):
+            close(per[k][i], gr)
+
+
+@needs_nn
+def test_ensemble_with_stack_module_state_and_vmap_functional_call():
+    torch.manual_seed(2)
+    models = [_mlp() for _ in range(5)]
+    params, buffers = func.stack_module_state(models)
+    assert set(params) == {k for k, _ in models[0].named_parameters()}
+    for k, v in params.items():
+        assert tuple(v.shape) == (5,) + tuple(dict(models[0].named_parameters())[k].shape)
+    base = _mlp()
+    x = T(r(7, 3))
+
+    def call(p, b, xx):
+        return func.functional_call(base, (p, b), (xx,))
+
+    out = func.vmap(call, in_dims=(0, 0, None))(params, buffers, x)
+    assert tuple(out.shape) == (5, 7, 2)
+    for i, m in enumerate(models):
+        close(out[i], m(x))
+    # each model on its own minibatch
+    xs = T(r(5, 7, 3))
+    out = func.vmap(call)(params, buffers, xs)
+    for i, m in enumerate(models):
+        close(out[i], m(xs[i]))
+    # the ensemble's per-model gradients match each model's autograd
+    def loss(p, b, xx):
+        return call(p, b, xx).pow(2).sum()
+    grads = func.vmap(func.grad(loss), in_dims=(0, 0, None))(params, buffers, x)
+    for i, m in enumerate(models):
+        ref = torch.autograd.grad(m(x).pow(2).sum(), list(m.parameters()))
+        for (k, _), gr in zip(m.named_parameters(), ref):
+            close(grads[k][i], gr)
