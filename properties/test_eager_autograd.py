@@ -435,7 +435,7 @@ def programs(draw):
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4))
     leaves = [draw(hnp.arrays(np.float64, shape, elements=ELEMENTS))]
     value, fresh, steps = core.asarray(leaves[0]), False, []
-    for _ in range(draw(st.integers(1, 8))):
+    for _ in range(draw(st.integers(1, 10))):
         shape = tuple(value.shape)
         if draw(st.integers(0, 2)) == 0:
             step = step_inplace(draw, shape, leaves)

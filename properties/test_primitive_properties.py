@@ -47,6 +47,7 @@ AD_RTOL, AD_ATOL = 1e-9, 1e-12   # two AD paths against each other (rounding onl
 
 def draw_sample(data, name):
     sample = data.draw(REGISTRY[name].strategy, label=f"{name} sample")
+    assert all(type(a) is np.ndarray for a in sample.args), f"{name}: sample args must be numpy arrays"
     note(f"args: {[(a.dtype.name, a.shape) for a in sample.args]}")
     return sample
 
@@ -350,7 +351,7 @@ def test_vjp_rules_read_only_what_they_declare(name, data):
 def relayout(a, kind):
     """A read-only view with a's values in another memory layout."""
     if a.ndim == 0:
-        view = a.copy()
+        view = np.array(a)
     elif kind == "strided":
         big = np.zeros(a.shape + (2,), a.dtype)
         big[..., 1] = a

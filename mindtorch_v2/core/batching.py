@@ -134,26 +134,50 @@ def shift_axes(axes, by=1):
 # the transform
 
 
+def _prefix_axes(axes, tree, where, what):
+    """Per-leaf (axis, where) pairs for `tree`, with `axes` a prefix of it: an int or None stands for
+    every leaf below it; tuples, lists and dicts must match the tree's containers."""
+    if axes is None or isinstance(axes, int):
+        if type(tree) in (tuple, list):
+            return [s for i, t in enumerate(tree) for s in _prefix_axes(axes, t, f"{where}[{i}]", what)]
+        if type(tree) is dict:
+            return [s for k in sorted(tree) for s in _prefix_axes(axes, tree[k], f"{where}[{k!r}]", what)]
+        return [] if tree is None else [(axes, where)]
+    kind = type(axes)
+    if kind in (tuple, list):
+        if not isinstance(tree, (tuple, list)) or len(tree) != len(axes):
+            raise ValueError(f"{what} {axes!r} for {where} does not match its structure "
+                             f"{tree_flatten(tree)[1]}")
+        out = []
+        for i, (a, t) in enumerate(zip(axes, tree)):
+            out += _prefix_axes(a, t, f"{where}[{i}]", what)
+        return out
+    if kind is dict:
+        if type(tree) is not dict or set(tree) != set(axes):
+            raise ValueError(f"{what} {axes!r} for {where} does not match its structure "
+                             f"{tree_flatten(tree)[1]}")
+        out = []
+        for k in sorted(tree):
+            out += _prefix_axes(axes[k], tree[k], f"{where}[{k!r}]", what)
+        return out
+    raise ValueError(f"{what} must be ints, None, or tuples/lists/dicts of them, got {axes!r}")
+
+
 def _flat_axes(in_axes, args, what):
-    """Per-leaf axes for args: in_axes is an int/None for all, or a tuple/list/dict prefix of args."""
+    """Leaves of args, their treedef, and per leaf (axis, description of where it is)."""
     leaves, treedef = tree_flatten(args)
     if in_axes is None or isinstance(in_axes, int):
-        return leaves, treedef, [in_axes] * len(leaves)
+        specs = []
+        for i, a in enumerate(args):
+            specs += _prefix_axes(in_axes, a, f"argument {i}", what + " in_axes")
+        return leaves, treedef, specs
     if not isinstance(in_axes, (tuple, list)) or len(in_axes) != len(args):
         raise ValueError(f"{what}: in_axes {in_axes!r} must be an int, None, or a tuple with one entry per "
                          f"positional argument ({len(args)} given)")
-    axes = []
+    specs = []
     for i, (ax, arg) in enumerate(zip(in_axes, args)):
-        arg_leaves, arg_tree = tree_flatten(arg)
-        if ax is None or isinstance(ax, int):
-            axes.extend([ax] * len(arg_leaves))
-            continue
-        ax_leaves, ax_tree = tree_flatten(ax)
-        if ax_tree != arg_tree:
-            raise ValueError(f"{what}: in_axes for argument {i} has structure {ax_tree}, which does not match "
-                             f"the argument's structure {arg_tree}")
-        axes.extend(ax_leaves)
-    return leaves, treedef, axes
+        specs += _prefix_axes(ax, arg, f"argument {i}", what + " in_axes")
+    return leaves, treedef, specs
 
 
 def _as_value(x, what):
@@ -168,25 +192,24 @@ def _as_value(x, what):
 def vmap(f, in_axes=0, out_axes=0, axis_size=None):
     """Vectorize f over a batch axis of its arguments (JAX semantics: in_axes/out_axes pytrees, None = unbatched)."""
     def vmapped(*args):
-        leaves, treedef, axes = _flat_axes(in_axes, args, "vmap")
-        leaves = [_as_value(x, "vmap") if ax is not None else x for x, ax in zip(leaves, axes)]
+        leaves, treedef, specs = _flat_axes(in_axes, args, "vmap")
+        leaves = [_as_value(x, "vmap") if ax is not None else x for x, (ax, _) in zip(leaves, specs)]
         size = axis_size
         norm_axes = []
-        for i, (x, ax) in enumerate(zip(leaves, axes)):
+        for x, (ax, where) in zip(leaves, specs):
             if ax is None:
                 norm_axes.append(None)
                 continue
             nd = len(x.shape)
             if not -nd <= ax < nd:
-                raise ValueError(f"vmap: in_axes={ax} is out of range for argument leaf {i} with shape "
-                                 f"{tuple(x.shape)}")
+                raise ValueError(f"vmap: in_axes={ax} is out of range for {where} with shape {tuple(x.shape)}")
             ax %= nd
             n = x.shape[ax]
             if size is None:
                 size = n
             elif n != size:
-                raise ValueError(f"vmap got inconsistent sizes for the mapped axis: argument leaf {i} has size "
-                                 f"{n} along axis {ax}, expected {size}")
+                raise ValueError(f"vmap got inconsistent sizes for the mapped axis: {where} has size {n} along "
+                                 f"axis {ax}, expected {size}")
             norm_axes.append(ax)
         if size is None:
             raise ValueError("vmap: at least one argument must be mapped (or give axis_size)")
@@ -194,14 +217,8 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None):
             tracers = [x if ax is None else BatchTracer(main, x, ax) for x, ax in zip(leaves, norm_axes)]
             out = f(*tree_unflatten(treedef, tracers))
             out_leaves, out_tree = tree_flatten(out)
-            if isinstance(out_axes, (int, type(None))):
-                o_axes = [out_axes] * len(out_leaves)
-            else:
-                o_axes, o_tree = tree_flatten(out_axes)
-                if o_tree != out_tree:
-                    raise ValueError(f"vmap: out_axes structure {o_tree} does not match the output structure "
-                                     f"{out_tree}")
-            results = [_finish(o, main, ax, size) for o, ax in zip(out_leaves, o_axes)]
+            o_specs = _prefix_axes(out_axes, out, "the output", "vmap out_axes")
+            results = [_finish(o, main, ax, size) for o, (ax, _) in zip(out_leaves, o_specs)]
         return tree_unflatten(out_tree, results)
     return vmapped
 

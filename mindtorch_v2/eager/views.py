@@ -374,7 +374,48 @@ def getitem(self, key):
     """Basic indexing (ints, slices, None, ...) gives a view; tensors, lists and masks give a copy."""
     if _getitem_is_basic(key):
         return _basic_view(self, key)
-    return Tensor._wrap(core.getitem(self, key))
+    return _advanced_getitem(self, key)
+
+
+def _is_int(k):
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _advanced_getitem(self, key):
+    """Tensor / list / mask indices. As in PyTorch, plain ints are applied first as selects (so they do
+    not take part in NumPy's advanced-index placement); index tensors enter as plain values."""
+    keys = list(key) if isinstance(key, tuple) else [key]
+    keys = [k._value() if isinstance(k, Tensor) else k for k in keys]
+
+    def consumed(k):
+        if k is None or k is Ellipsis:
+            return 0
+        dtype = getattr(k, "dtype", None)
+        if dtype is core.bool_ or (isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_):
+            return max(np.ndim(k) if not hasattr(k, "shape") else len(k.shape), 1)
+        return 1
+
+    if any(_is_int(k) for k in keys):
+        n_ellipsis = sum(1 for k in keys if k is Ellipsis)
+        used = sum(consumed(k) for k in keys)
+        dim, selects, rest = 0, [], []
+        for k in keys:
+            if k is Ellipsis:
+                dim += self.ndim - used
+                rest.append(k)
+            elif _is_int(k):
+                selects.append((dim, int(k)))
+                dim += 1
+            else:
+                dim += consumed(k)
+                rest.append(k)
+        if n_ellipsis > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        view = self
+        for d, i in reversed(selects):
+            view = select(view, d, i)
+        self, keys = view, rest
+    return Tensor._wrap(core.getitem(self, tuple(keys)))
 
 
 def _basic_view(self, key):

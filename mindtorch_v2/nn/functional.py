@@ -1,4 +1,5 @@
-"""torch.nn.functional: layers, activations and losses as functions of tensors.
+"""torch.nn.functional: layers, activations and losses as functions of tensors
+(the losses live in _losses.py and attention in _attention.py; both are re-exported here).
 
 Every function here is a composite of torch tensor ops (and core's conv / pool
 primitives), so its gradient comes from those ops' own rules: nothing in this

@@ -72,7 +72,7 @@ def separated(shape, offset=0.0, step=0.2):
     """
     n = size_of(shape)
     ks = hnp.arrays(np.int64, shape, elements=st.integers(-15, 15), unique=True) if n <= 31 else st.nothing()
-    return st.tuples(ks, floats(shape, 0.0, 0.03)).map(lambda p: step * p[0] + offset + p[1])
+    return st.tuples(ks, floats(shape, 0.0, 0.03)).map(lambda p: np.asarray(step * p[0] + offset + p[1]))
 
 
 def ints(shape, dtype=np.int64, lo=-5, hi=5):
@@ -251,7 +251,7 @@ def _remainder(draw):
     whole = draw(ints(sx, np.int64, -4, 4))
     frac = draw(floats(sx, 0.1, 0.4))
     upper = draw(hnp.arrays(np.bool_, sx))
-    x = whole + frac + 0.5 * upper
+    x = np.asarray(whole + frac + 0.5 * upper)
     y = draw(hnp.arrays(np.float64, sy, elements=st.sampled_from((-4.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 4.0))))
     return Sample((x, y), diff=(0, 1))
 
