@@ -447,7 +447,8 @@ def draw_inplace(data, chain):
         key = basic_key(data.draw, shape)
         target = a[numpy_view_of(key)].shape
         label, o_t, o_n = draw_operand(data, chain, target, leading_ones=True)
-        return f"v[{key!r}] = {label}", lambda v: v.__setitem__(key, o_t), lambda v: v.__setitem__(key, o_n)
+        return (f"v[{key!r}] = {label}", lambda v: v.__setitem__(key, o_t),
+                lambda v: v.__setitem__(numpy_view_of(key), o_n))  # (an all-int key is a scalar write in NumPy)
     # advanced key: a boolean mask of the whole view, or distinct positions along dim 0
     if shape and shape[0] and data.draw(st.booleans(), label="positions"):
         idx = data.draw(st.lists(st.integers(-shape[0], shape[0] - 1), unique_by=lambda i: i % shape[0],
@@ -472,13 +473,13 @@ def draw_failing_inplace(data, chain):
     shape = tuple(t.shape)
     kind = data.draw(st.sampled_from(("add_", "sub_", "mul_", "copy_", "setitem", "fill_", "expanded")),
                      label="failing op")
-    if kind == "expanded":
+    if kind == "expanded" and math.prod(shape):  # (an empty tensor has no aliasing elements: torch writes it)
         sizes = (2,) + shape
         return f"expand{sizes}.add_(1)", lambda v: v.expand(*sizes).add_(1.0)
     if kind == "fill_":
         value = torch.tensor(np.zeros(data.draw(st.integers(1, 3), label="fill size")))
         return f"fill_({value.shape} tensor)", lambda v: v.fill_(value)
-    if kind == "setitem":
+    if kind in ("setitem", "expanded"):
         bad = bad_shape(data.draw, shape)
         if bad == (1,) + shape:  # leading 1s are stripped on assignment (torch and NumPy agree)
             bad = (2,) + shape

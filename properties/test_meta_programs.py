@@ -343,7 +343,8 @@ def test_meta_program_gradient_has_the_cpu_shapes(prog):
     for device in ("cpu", "meta"):
         out, pull = core.vjp(f, core.asarray(x, device=device))
         ct = core.ones_like(out) if cat(out) == FLOAT else core.zeros_like(out)
-        (g,) = pull(ct)
+        with np.errstate(all="ignore"):
+            (g,) = pull(ct)
         results.append(((tuple(out.shape), out.dtype), (tuple(g.shape), g.dtype), g.device.type))
     (out_c, g_c, dev_c), (out_m, g_m, dev_m) = results
     assert out_m == out_c

@@ -33,8 +33,7 @@ class Device:
                 return False
         return self is other
 
-    def __hash__(self):
-        return hash((self.type, self.index))
+    __hash__ = object.__hash__  # interned: identity hashing (C speed; devices key the bind cache)
 
     def __repr__(self):
         return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"

@@ -13,7 +13,7 @@ from .grad_mode import _state
 
 
 def _grad_enabled():
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 Tensor = None  # eager/tensor.py sets this once the class exists (no per-call import)
@@ -33,7 +33,7 @@ def tensor_bind(prim, args, params):
         out = prim.bind(*vals, **params)
     except ValueError as e:  # shape errors: PyTorch raises RuntimeError for these
         raise RuntimeError(str(e)) from None
-    if record and prim.vjp is not None and getattr(_state, "enabled", True):
+    if record and prim.vjp is not None and _state.enabled:
         return record_node(prim, params, args, vals, out)
     if prim.multiple_results:
         return tuple(Tensor._from_value(o) for o in out)
@@ -57,9 +57,7 @@ _NO_EDGE = (None, 0)
 
 def record_node(prim, params, args, vals, out):
     """Record prim(args) -> out on the tape; return the output Tensors with this node as grad_fn."""
-    edges = []
-    for a in args:
-        edges.append(a._edge() if isinstance(a, Tensor) and a._rg else _NO_EDGE)
+    edges = tuple([a._edge() if isinstance(a, Tensor) and a._rg else _NO_EDGE for a in args])
     reads = prim.vjp_reads
     if prim.vjp_reads_by_input is not None:  # only what the rules of inputs needing a gradient read
         reads = set()
@@ -68,33 +66,41 @@ def record_node(prim, params, args, vals, out):
                 reads.update(r)
     saved = {}
     specs = []
-    for i, v in enumerate(vals):
-        if i in reads:
-            a = args[i]
-            if isinstance(a, Tensor):
-                counter = a._storage.version
-                saved[i] = Saved(v, counter, counter.value, edges[i], a._rg)
+    if reads:
+        for i, v in enumerate(vals):
+            if i in reads:
+                a = args[i]
+                if isinstance(a, Tensor):
+                    counter = a._storage.version
+                    saved[i] = Saved(v, counter, counter.value, edges[i], a._rg)
+                else:
+                    saved[i] = Saved(v, None, 0, _NO_EDGE, False)
+                specs.append(None)
             else:
-                saved[i] = Saved(v, None, 0, _NO_EDGE, False)
-            specs.append(None)
-        else:
-            specs.append((v.shape, v.dtype, v.device))
-    outs = out if prim.multiple_results else (out,)
-    node = Node(prim, params, tuple(edges), saved, specs, [(o.shape, o.dtype, o.device) for o in outs])
+                specs.append((v.shape, v.dtype, v.device))
+    else:
+        specs = [(v.shape, v.dtype, v.device) for v in vals]
+    if not prim.multiple_results:
+        node = Node(prim, params, edges, saved, specs, ((out.shape, out.dtype, out.device),))
+        t = Tensor._from_value(out)
+        if out.dtype.category == _FLOAT:
+            t._grad_fn = node
+            t._rg = True
+        if "out" in reads:
+            node.out_saved = [Saved(out, t._storage.version, 0, (node, 0), True)]
+        return t
+    node = Node(prim, params, edges, saved, specs, tuple((o.shape, o.dtype, o.device) for o in out))
     results = []
-    k = 0
-    for o in outs:
+    for k, o in enumerate(out):
         t = Tensor._from_value(o)
         if o.dtype.category == _FLOAT:
             t._grad_fn = node
             t._output_nr = k
             t._rg = True
         results.append(t)
-        k += 1
     if "out" in reads:
-        node.out_saved = [Saved(o, t._storage.version, 0, (node, k), True)
-                          for k, (o, t) in enumerate(zip(outs, results))]
-    return tuple(results) if prim.multiple_results else results[0]
+        node.out_saved = [Saved(o, t._storage.version, 0, (node, k), True) for k, (o, t) in enumerate(zip(out, results))]
+    return tuple(results)
 
 
 _FLOAT = _dt.FLOAT

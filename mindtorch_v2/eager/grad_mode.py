@@ -2,11 +2,16 @@
 import functools
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    enabled = True     # class attributes: each thread starts from these defaults
+    inference = False
+
+
+_state = _State()
 
 
 def is_grad_enabled():
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set(enabled):
@@ -14,7 +19,7 @@ def _set(enabled):
 
 
 def is_inference_mode_enabled():
-    return getattr(_state, "inference", False)
+    return _state.inference
 
 
 class _Mode:

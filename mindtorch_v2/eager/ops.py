@@ -91,26 +91,44 @@ def trunc(input):
     return _w(core.where(core.lt(x, 0), core.ceil(x), core.floor(x)))
 
 
-def _binary(fn):
-    def op(input, other):
-        return _w(fn(input, other))
+_FLOAT = _dt.FLOAT
+
+
+def _binary(fn, prim=None, float_only=False):
+    """torch.fn(input, other); same-dtype tensors (and a float tensor with a python number) go straight
+    to the bind hook, the rest through the core function's PyTorch promotion."""
+    if prim is None:
+        def op(input, other):
+            return _w(fn(input, other))
+    else:
+        bind = Tensor.__mt_bind__
+        scalar = core.ops._family.scalar_array
+
+        def op(input, other):
+            if isinstance(input, Tensor):
+                if isinstance(other, Tensor):
+                    if input.dtype is other.dtype and (not float_only or input.dtype.category == _FLOAT):
+                        return bind(prim, (input, other), {})
+                elif (type(other) is float or type(other) is int) and input.dtype.category == _FLOAT:
+                    return bind(prim, (input, scalar(other, input.dtype, input.device)), {})
+            return _w(fn(input, other))
     op.__name__ = fn.__name__
     return op
 
 
-mul = multiply = _binary(core.mul)
-true_divide = _binary(core.div)
+mul = multiply = _binary(core.mul, core.mul_p)
+true_divide = _binary(core.div, core.div_p, float_only=True)
 floor_divide = _binary(core.floor_divide)
 remainder = _binary(core.remainder)
 pow = _binary(core.pow)  # noqa: A001
-maximum = _binary(core.maximum)
-minimum = _binary(core.minimum)
-eq = _binary(core.eq)
-ne = not_equal = _binary(core.ne)
-lt = less = _binary(core.lt)
-le = less_equal = _binary(core.le)
-gt = greater = _binary(core.gt)
-ge = greater_equal = _binary(core.ge)
+maximum = _binary(core.maximum, core.maximum_p)
+minimum = _binary(core.minimum, core.minimum_p)
+eq = _binary(core.eq, core.eq_p)
+ne = not_equal = _binary(core.ne, core.ne_p)
+lt = less = _binary(core.lt, core.lt_p)
+le = less_equal = _binary(core.le, core.le_p)
+gt = greater = _binary(core.gt, core.gt_p)
+ge = greater_equal = _binary(core.ge, core.ge_p)
 logical_and = _binary(core.logical_and)
 logical_or = _binary(core.logical_or)
 logical_xor = _binary(core.logical_xor)
@@ -120,16 +138,20 @@ bitwise_xor = _binary(core.bitwise_xor)
 bitwise_not = _unary(core.bitwise_not)
 
 
+_add = _binary(core.add, core.add_p)
+_sub = _binary(core.sub, core.sub_p)
+
+
 def add(input, other, *, alpha=1):
     if alpha != 1:
-        other = core.mul(other, alpha)
-    return _w(core.add(input, other))
+        other = mul(other, alpha)
+    return _add(input, other)
 
 
 def sub(input, other, *, alpha=1):
     if alpha != 1:
-        other = core.mul(other, alpha)
-    return _w(core.sub(input, other))
+        other = mul(other, alpha)
+    return _sub(input, other)
 
 
 subtract = sub
@@ -141,7 +163,7 @@ def rsub(input, other, *, alpha=1):
 
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
-        return _w(core.div(input, other))
+        return true_divide(input, other)
     if rounding_mode == "floor":
         return _w(core.floor_divide(input, other))
     if rounding_mode == "trunc":

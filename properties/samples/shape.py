@@ -118,12 +118,13 @@ register("concatenate", _concatenate(), linear=True)
 
 @st.composite
 def _pad(draw):
-    """Widths in [-size, 2] per side (negative widths crop) with a non-negative result."""
+    """Widths in [-size - 2, 2] per side with a non-negative result: negative widths crop after the
+    positive ones are added, so a crop may eat the other side's padding (the meta rule allows it)."""
     shape = draw(shapes(min_side=0, max_size=8))
     widths = []
     for s in shape:
-        lo = draw(st.integers(-s, 2))
-        hi = draw(st.integers(max(-s, -s - lo), 2))
+        lo = draw(st.integers(-s - 2, 2))
+        hi = draw(st.integers(max(-s - 2, -s - lo), 2))
         widths.append((lo, hi))
     x, diff = draw(_operand(shape))
     if x.dtype.kind == "b":

@@ -96,6 +96,15 @@ def _erf(x):
     return np.asarray(_erf_scalar(x), dtype=x.dtype)  # asarray: a 0-d input gives a python float
 
 
+def _quiet(np_fn):
+    """The lowering without numpy's floating-point warnings: log(0) is -inf and 1/0 is inf silently,
+    as in PyTorch (only for the ops that can produce them: the errstate costs about 1 us)."""
+    def lowering(*args):
+        with np.errstate(all="ignore"):
+            return np_fn(*args)
+    return lowering
+
+
 def _int_identity(np_fn):
     return lambda x: x if x.dtype.kind in "biu" else np_fn(x)
 
@@ -103,12 +112,12 @@ def _int_identity(np_fn):
 neg_p = unary("neg", np.negative, kind="numeric", linear=lambda t: neg(t))
 abs_p = unary("abs", np.abs, kind="numeric", d_x=lambda x: sign(x))
 sign_p = unary("sign", np.sign, kind="numeric")
-exp_p = unary("exp", np.exp, d_out=lambda out: out)
-expm1_p = unary("expm1", np.expm1, d_out=lambda out: add(out, 1.0))
-log_p = unary("log", np.log, d_x=lambda x: reciprocal(x))
-log1p_p = unary("log1p", np.log1p, d_x=lambda x: reciprocal(add(x, 1.0)))
-sqrt_p = unary("sqrt", np.sqrt, d_out=lambda out: div(0.5, out))
-rsqrt_p = unary("rsqrt", lambda x: 1 / np.sqrt(x), d_out=lambda out: mul(-0.5, mul(out, mul(out, out))))
+exp_p = unary("exp", _quiet(np.exp), d_out=lambda out: out)
+expm1_p = unary("expm1", _quiet(np.expm1), d_out=lambda out: add(out, 1.0))
+log_p = unary("log", _quiet(np.log), d_x=lambda x: reciprocal(x))
+log1p_p = unary("log1p", _quiet(np.log1p), d_x=lambda x: reciprocal(add(x, 1.0)))
+sqrt_p = unary("sqrt", _quiet(np.sqrt), d_out=lambda out: div(0.5, out))
+rsqrt_p = unary("rsqrt", _quiet(lambda x: 1 / np.sqrt(x)), d_out=lambda out: mul(-0.5, mul(out, mul(out, out))))
 sin_p = unary("sin", np.sin, d_x=lambda x: cos(x))
 cos_p = unary("cos", np.cos, d_x=lambda x: neg(sin(x)))
 tan_p = unary("tan", np.tan, d_out=lambda out: add(1.0, mul(out, out)))
@@ -118,7 +127,7 @@ erf_p = unary("erf", _erf, d_x=lambda x: mul(2.0 / math.sqrt(math.pi), exp(neg(m
 floor_p = unary("floor", _int_identity(np.floor), kind="numeric")
 ceil_p = unary("ceil", _int_identity(np.ceil), kind="numeric")
 round_p = unary("round", _int_identity(np.round), kind="numeric")
-reciprocal_p = unary("reciprocal", lambda x: 1 / x, d_out=lambda out: neg(mul(out, out)))
+reciprocal_p = unary("reciprocal", _quiet(lambda x: 1 / x), d_out=lambda out: neg(mul(out, out)))
 logical_not_p = unary("logical_not", np.logical_not, kind="bool")
 bitwise_not_p = unary("bitwise_not", np.invert, kind="integer")  # `~`: logical not on bool
 
@@ -218,12 +227,12 @@ def _remainder_np(x, y):
 add_p = binary("add", np.add, d_x=ONE, d_y=ONE)
 sub_p = binary("sub", np.subtract, kind="numeric", d_x=ONE, d_y=NEG_ONE)
 mul_p = binary("mul", np.multiply, d_x=lambda x, y, out: y, d_y=lambda x, y, out: x, reads=((1,), (0,)))
-div_p = binary("div", np.true_divide, kind="float", d_x=lambda x, y, out: reciprocal(y),
+div_p = binary("div", _quiet(np.true_divide), kind="float", d_x=lambda x, y, out: reciprocal(y),
                d_y=lambda x, y, out: neg(div(out, y)), reads=((1,), (1, "out")))
-floor_divide_p = binary("floor_divide", _floor_divide_np, kind="numeric")
-remainder_p = binary("remainder", _remainder_np, kind="numeric", d_x=ONE,
+floor_divide_p = binary("floor_divide", _quiet(_floor_divide_np), kind="numeric")
+remainder_p = binary("remainder", _quiet(_remainder_np), kind="numeric", d_x=ONE,
                      d_y=lambda x, y, out: neg(floor_divide(x, y)), reads=(0, 1))
-pow_p = binary("pow", np.power, kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=(0, 1, "out"))
+pow_p = binary("pow", _quiet(np.power), kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=(0, 1, "out"))
 maximum_p = binary("maximum", np.maximum, d_x=_max_partial, d_y=lambda x, y, o: _max_partial(y, x, o), reads=(0, 1))
 minimum_p = binary("minimum", np.minimum, d_x=_min_partial, d_y=lambda x, y, o: _min_partial(y, x, o), reads=(0, 1))
 eq_p = binary("eq", np.equal, kind="compare")
