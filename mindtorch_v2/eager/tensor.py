@@ -435,7 +435,11 @@ class Tensor:
 
     def detach(self):
         """A tensor sharing storage (and version counter) with no history."""
-        t = object.__new__(Tensor)
+        return self._alias(Tensor)
+
+    def _alias(self, cls):
+        """An instance of `cls` viewing this storage and geometry, with no autograd history."""
+        t = object.__new__(cls)
         t._storage = self._storage
         t._shape, t._strides, t._offset, t._full = self._shape, self._strides, self._offset, self._full
         t._base = None

@@ -2,22 +2,6 @@
 from ..eager.tensor import Tensor
 
 
-def _alias(cls, data):
-    """An instance of `cls` viewing data's storage and geometry, with no autograd history."""
-    t = Tensor.__new__(cls)
-    t._storage = data._storage
-    t._shape, t._strides, t._offset, t._full = data._shape, data._strides, data._offset, data._full
-    t._base = None
-    t._grad_fn = None
-    t._output_nr = 0
-    t._rg = False
-    t._grad = None
-    t._retains_grad = False
-    t._acc = None
-    t._view_version = data._storage.version.value
-    return t
-
-
 class Parameter(Tensor):
     """A leaf Tensor sharing `data`'s storage, with requires_grad=True by default."""
 
@@ -27,7 +11,7 @@ class Parameter(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): expected a Tensor as data, got {type(data).__name__}")
-        p = _alias(cls, data)
+        p = data._alias(cls)
         p.requires_grad_(bool(requires_grad))
         return p
 
@@ -44,6 +28,6 @@ class Buffer(Tensor):
         if data is None:
             from ..eager.creation import empty
             data = empty(0)
-        b = _alias(cls, data)
+        b = data._alias(cls)
         b.persistent = persistent
         return b

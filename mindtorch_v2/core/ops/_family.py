@@ -163,6 +163,25 @@ def sum_to_shape(g, shape):
     return g
 
 
+class PerInputRules(tuple):
+    """The VJP rules of a variadic primitive: rules[i] = make_rule(i), built (and cached) on demand."""
+
+    def __new__(cls, make_rule):
+        self = super().__new__(cls)
+        self._make = make_rule
+        self._cache = {}
+        return self
+
+    def __getitem__(self, i):
+        rule = self._cache.get(i)
+        if rule is None:
+            rule = self._cache[i] = self._make(i)
+        return rule
+
+    def __len__(self):
+        return 1 << 30
+
+
 def broadcast_to_shape(t, shape):
     if t.shape == shape:
         return t

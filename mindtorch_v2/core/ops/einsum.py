@@ -82,16 +82,6 @@ def _operand_vjp(i):
     return vjp
 
 
-class _PerOperand(tuple):
-    """One VJP rule per operand of the variadic einsum, built once per position."""
-
-    def __getitem__(self, i):
-        return _operand_vjp(i)
-
-    def __len__(self):
-        return 1 << 30
-
-
 def _einsum_jvp(ts, out, *xs, spec):
     res = None
     for i, t in enumerate(ts):
@@ -105,7 +95,7 @@ def _einsum_jvp(ts, out, *xs, spec):
 # vjp_reads: operand i's rule reads every other operand, so all of them must be saved. The
 # count varies per call, so this lists more positions than any real call has (a reader of
 # vjp_reads keeps only the indices below its number of inputs).
-einsum_p = Primitive("einsum", _einsum_meta, family="linalg", vjp=_PerOperand(), jvp=_einsum_jvp,
+einsum_p = Primitive("einsum", _einsum_meta, family="linalg", vjp=_family.PerInputRules(_operand_vjp), jvp=_einsum_jvp,
                      vjp_reads=tuple(range(64)))
 
 

@@ -255,23 +255,13 @@ def _concat_part(i):
     return vjp
 
 
-class _ConcatRules(tuple):
-    """One VJP rule per input of a variadic primitive, built on demand."""
-
-    def __getitem__(self, i):
-        return _concat_part(i)
-
-    def __len__(self):
-        return 1 << 30
-
-
 def _concatenate_jvp(ts, out, *xs, axis):
     ts = [_zeros_aval(x) if t is None else t for t, x in zip(ts, xs)]
     return concatenate_p.bind(*ts, axis=axis)
 
 
 concatenate_p = Primitive("concatenate", _concatenate_meta, linear=True, family="shape",
-                          vjp=_ConcatRules(), jvp=_concatenate_jvp)
+                          vjp=_family.PerInputRules(_concat_part), jvp=_concatenate_jvp)
 concatenate_p.batch = lambda vals, bdims, *, axis: (
     concatenate_p.bind(*all_front(vals, bdims)[0], axis=axis + 1), 0)
 concatenate_p.def_impl("cpu")(lambda *xs, axis: np.concatenate(xs, axis=axis))
