@@ -3,8 +3,9 @@
 Programs are chains of public core ops (elementwise with promotion, reductions,
 shape and indexing ops, matmul, composites) drawn by hypothesis step by step from
 the current value's shape and dtype, so every step is valid. Each step runs on a
-cpu value and on its meta twin; after the chain, the gradient of the program (when
-input and output are float) is taken on both devices and compared the same way.
+cpu value and on its meta twin; then the program's gradient (reverse mode) and its
+derivative along a direction (forward mode) are taken on both devices and compared
+the same way.
 """
 import math
 
@@ -22,6 +23,10 @@ CONST_DTYPES = (np.float32, np.float64, np.int64, np.int32, np.bool_)
 
 def cat(x):
     return x.dtype.category
+
+
+def aval(x):
+    return tuple(x.shape), x.dtype
 
 
 def const(value, like):
@@ -341,12 +346,15 @@ def test_meta_program_gradient_has_the_cpu_shapes(prog):
 
     results = []
     for device in ("cpu", "meta"):
-        out, pull = core.vjp(f, core.asarray(x, device=device))
-        ct = core.ones_like(out) if cat(out) == FLOAT else core.zeros_like(out)
+        x_dev = core.asarray(x, device=device)
         with np.errstate(all="ignore"):
+            out, pull = core.vjp(f, x_dev)
+            ct = core.ones_like(out) if cat(out) == FLOAT else core.zeros_like(out)
             (g,) = pull(ct)
-        results.append(((tuple(out.shape), out.dtype), (tuple(g.shape), g.dtype), g.device.type))
-    (out_c, g_c, dev_c), (out_m, g_m, dev_m) = results
-    assert out_m == out_c
-    assert g_m == g_c == ((tuple(x.shape)), core.dtypes.from_numpy(x.dtype))
-    assert (dev_c, dev_m) == ("cpu", "meta")
+            _, t = core.jvp(f, (x_dev,), (core.ones_like(x_dev),))
+        results.append((aval(out), aval(g), aval(t), (g.device.type, t.device.type)))
+    cpu, meta = results
+    assert meta[:3] == cpu[:3]
+    assert cpu[1] == (tuple(x.shape), core.dtypes.from_numpy(x.dtype))
+    assert cpu[2] == cpu[0]
+    assert (cpu[3], meta[3]) == (("cpu", "cpu"), ("meta", "meta"))

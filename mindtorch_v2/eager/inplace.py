@@ -73,7 +73,7 @@ def apply(self, compute, name):
 def _check_no_overlap(self):
     """PyTorch refuses to write a tensor whose elements alias each other (an expanded view)."""
     strides = self._strides
-    if strides is not None and 0 in strides:
+    if strides is not None and 0 in strides and self.numel():
         for size, stride in zip(self._shape, strides):
             if stride == 0 and size > 1:
                 raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers "
@@ -203,7 +203,7 @@ def fill_(self, value):
 
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
-        src = Tensor._wrap(core.asarray(src))
+        src = Tensor._wrap(core.asarray(src, dtype=self.dtype if not isinstance(src, np.ndarray) else None))
     if src.device is not self.device and src.device.type == "meta":
         raise RuntimeError("copy_: cannot copy from a meta tensor: it holds no data")
 

@@ -142,16 +142,22 @@ _add = _binary(core.add, core.add_p)
 _sub = _binary(core.sub, core.sub_p)
 
 
+def _scaled(input, other, alpha):
+    """alpha * other in the dtype of the op's result (so a float64 add_ keeps alpha exact)."""
+    if alpha == 1:
+        return other
+    if not isinstance(other, Tensor):
+        return other * alpha
+    dtype = _dt.result_type(input, other, alpha)
+    return mul(other.to(dtype) if other.dtype is not dtype else other, alpha)
+
+
 def add(input, other, *, alpha=1):
-    if alpha != 1:
-        other = mul(other, alpha)
-    return _add(input, other)
+    return _add(input, _scaled(input, other, alpha))
 
 
 def sub(input, other, *, alpha=1):
-    if alpha != 1:
-        other = mul(other, alpha)
-    return _sub(input, other)
+    return _sub(input, _scaled(input, other, alpha))
 
 
 subtract = sub

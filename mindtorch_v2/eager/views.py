@@ -298,7 +298,7 @@ def split(self, split_size_or_sections, dim=0):
         step = split_size_or_sections
         if step <= 0 and size:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
-        sections = [min(step, size - i) for i in range(0, size, step)] if step else [0]
+        sections = ([min(step, size - i) for i in range(0, size, step)] if step else []) or [0]
     else:
         sections = [int(s) for s in split_size_or_sections]
         if sum(sections) != size:

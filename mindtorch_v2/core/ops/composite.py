@@ -55,11 +55,19 @@ def isfinite(x):
     return logical_and(eq(x, x), lt(abs(x), math.inf))
 
 
+def _stable_shift(x, axis):
+    """max(x) over axis (no gradient, 0 where not finite) to subtract before exp; 0 for empty axes."""
+    axes = _family.normalize_axes(axis, x.ndim, "softmax")
+    if builtins.any(x.shape[a] == 0 for a in axes):
+        return 0.0
+    m = stop_gradient(max(x, axis, keepdims=True))
+    return where(isfinite(m), m, 0.0)
+
+
 def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x))) over `axis`, computed stably."""
     x = _float(x)
-    m = stop_gradient(max(x, axis, keepdims=True))
-    m = where(isfinite(m), m, 0.0)
+    m = _stable_shift(x, axis)
     out = add(log(sum(exp(sub(x, m)), axis, keepdims=True)), m)
     if not keepdims:
         axes = _family.normalize_axes(axis, x.ndim, "logsumexp")
@@ -70,7 +78,7 @@ def logsumexp(x, axis=None, keepdims=False):
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along `axis`, computed stably."""
     x = _float(x)
-    e = exp(sub(x, stop_gradient(max(x, axis, keepdims=True))))
+    e = exp(sub(x, _stable_shift(x, axis)))
     return div(e, sum(e, axis, keepdims=True))
 
 

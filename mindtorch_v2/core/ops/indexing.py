@@ -414,11 +414,23 @@ def _is_index_array(k):
     return _family.is_arraylike(k) or isinstance(k, (list, np.ndarray))
 
 
+class _NewAxisTake:
+    """A 0-d boolean mask: a new axis of size 1 (True) or 0 (False), as in NumPy and PyTorch."""
+
+    def __init__(self, keep):
+        self.keep = bool(keep)
+
+
 def _expand_key(key, ndim, device):
     if not isinstance(key, tuple):
         key = (key,)
     out = []
     for k in key:
+        if (isinstance(k, (np.ndarray, np.bool_)) or _family.is_arraylike(k) and not isinstance(k, Tracer)) and \
+                getattr(k, "dtype", None) in (np.bool_, dt.bool_) and len(getattr(k, "shape", ())) == 0 \
+                and getattr(getattr(k, "device", None), "type", "cpu") != "meta":
+            out.append(_NewAxisTake(np.asarray(k)))
+            continue
         if isinstance(k, (list, np.ndarray)):
             from .creation import asarray
             k = np.asarray(k)
@@ -440,7 +452,7 @@ def _expand_key(key, ndim, device):
     n_ellipsis = builtins.sum(1 for k in out if k is Ellipsis)
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = builtins.sum(1 for k in out if k is not None and k is not Ellipsis)
+    consumed = builtins.sum(1 for k in out if k is not None and k is not Ellipsis and type(k) is not _NewAxisTake)
     if consumed > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed")
     if n_ellipsis:
@@ -455,13 +467,19 @@ def getitem(x, key):
     """x[key] with NumPy semantics (basic indexing gives views' values, integer arrays gather)."""
     x = _family.as_operand(x)
     key = _expand_key(key, x.ndim, x.device)
-    has_array = builtins.any(_is_index_array(k) for k in key)
+    has_array = builtins.any(_is_index_array(k) or type(k) is _NewAxisTake for k in key)
     slices, squeeze_axes, new_axes, adv = [], [], [], []
     axis = 0      # axis of x
     out_axis = 0  # axis of the result after basic indexing (None inserted, ints kept or dropped)
     for k in key:
         if k is None:
             new_axes.append(out_axis)
+            out_axis += 1
+            continue
+        if type(k) is _NewAxisTake:  # a new axis, indexed by [0] (keep) or [] (drop)
+            from .creation import asarray
+            new_axes.append(out_axis)
+            adv.append((out_axis, asarray(np.arange(int(k.keep)), device=x.device)))
             out_axis += 1
             continue
         size = x.shape[axis]

@@ -31,7 +31,7 @@ def _check_axes(name, x, axis):
 def _reduce_meta(name, dtype_rule, nonempty=False):
     def meta(x, *, axis, keepdims):
         _check_axes(name, x, axis)
-        if nonempty and x.size == 0:
+        if nonempty and builtins.any(x.shape[a] == 0 for a in axis if a < x.ndim):
             raise ValueError(f"{name}: cannot reduce an empty array (shape {x.shape}) along axis {axis}")
         return _reduced_shape(x.shape, axis, keepdims), dtype_rule(x.dtype)
     return meta
@@ -156,11 +156,13 @@ all_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.all(x, axis=_np_axis(x, ax
 
 def _arg_meta(name):
     def meta(x, *, axis, keepdims):
-        if x.size == 0:
-            raise ValueError(f"{name}: cannot take {name} of an empty array (shape {x.shape})")
         if axis is None:
+            if x.size == 0:
+                raise ValueError(f"{name}: cannot take {name} of an empty array (shape {x.shape})")
             return ((1,) * x.ndim if keepdims else ()), dt.int64
         _check_axes(name, x, (axis,))
+        if x.ndim and x.shape[axis] == 0:
+            raise ValueError(f"{name}: cannot take {name} over the empty axis {axis} (shape {x.shape})")
         return _reduced_shape(x.shape, (axis,), keepdims), dt.int64
     return meta
 

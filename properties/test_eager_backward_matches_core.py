@@ -2,8 +2,8 @@
 
 A program is drawn step by step along the shape of its current value: elementwise unary ops
 on safe domains, binary ops with broadcasting against a new leaf, a constant or a scalar,
-reductions over drawn dims, matmul, softmax, cat/stack, where, views (the table of
-test_eager_views_inplace), and in-place ops on non-leaf tensors — on the whole tensor, through
+reductions over drawn dims, pow with a scalar exponent, matmul, softmax, cat/stack, where, views (the table of
+test_views_inplace_mirror_numpy), and in-place ops on non-leaf tensors — on the whole tensor, through
 a chain of views, or by `t[key] = value` — after which the program goes on with the base, the
 written view, or a view taken before the write (whose history must be rebuilt from the base).
 
@@ -28,14 +28,27 @@ from hypothesis.extra import numpy as hnp
 
 import mindtorch_v2 as torch
 from mindtorch_v2 import core
-from test_eager_views_inplace import VIEW_DRAWERS, basic_key, draw_view, suffix_shape
+from test_views_inplace_mirror_numpy import basic_key, draw_view, suffix_shape
 
 ELEMENTS = st.floats(-2, 2, allow_subnormal=False)
 RTOL, ATOL = 1e-9, 1e-12
-# the view table without detach (no core twin for cutting the graph) and torch.view (may refuse a
-# strided tensor where core.reshape does not: reshape is a step of its own here)
-AD_VIEWS = tuple(d for d in VIEW_DRAWERS if d.__name__ not in ("view_detach", "view_reshape"))
 MAX_SIZE = 48
+
+
+def differentiable(view):
+    """Views of the table used here: not detach (no core twin cuts the graph), not torch.view (it may refuse
+    a strided tensor where core.reshape does not: reshape is a step of its own here)."""
+    return view.differentiable and not view.may_copy
+
+
+def read_view(view):
+    """A view to read after its base is written: PyTorch refuses that for one of the views a split made."""
+    return differentiable(view) and not view.multi_output
+
+
+def write_view(view):
+    """A view to write: no aliasing elements, and not one of the views a split made."""
+    return read_view(view) and view.writable
 
 
 class Step(NamedTuple):
@@ -87,6 +100,8 @@ UNARY = {  # name: (torch, core, fresh: False when PyTorch saves the result)
     "neg": (torch.neg, core.neg, True),
     "relu": (torch.relu, core.relu, False),
     "square": (lambda t: t.square(), core.square, True),
+    "x ** 3": (lambda t: t ** 3, lambda x: core.pow(x, 3), True),  # torch saves only self for a scalar exponent
+    "pow(x, 2.0)": (lambda t: torch.pow(t, 2.0), lambda x: core.pow(x, 2.0), True),
     "exp(tanh)": (lambda t: t.tanh().exp(), lambda x: core.exp(core.tanh(x)), False),
     "log1p(square)": (lambda t: torch.log1p(t * t), lambda x: core.log1p(core.mul(x, x)), True),
     "sqrt(square+1)": (lambda t: torch.sqrt(t * t + 1), lambda x: core.sqrt(core.add(core.mul(x, x), 1.0)), False),
@@ -236,7 +251,7 @@ def step_where(draw, shape, leaves):
 
 
 def step_view(draw, shape, leaves):
-    view = draw_view(draw, shape, drawers=AD_VIEWS)
+    view = draw_view(draw, shape, keep=differentiable)
     fresh = False if view.multi_output or not view.writable else None
     return Step(view.label, lambda c, L: view.torch(c), lambda x, L: view.core(x), fresh)
 
@@ -346,13 +361,13 @@ def step_inplace(draw, shape, leaves):
     views = []
     for _ in range(draw(st.integers(0, 2))):
         vshape = positions_of(views, shape).shape
-        views.append(draw_view(draw, vshape, writable=True, drawers=_WRITE_VIEWS))
+        views.append(draw_view(draw, vshape, keep=write_view))
     positions = positions_of(views, shape)
     op = inplace_op(draw, positions.shape, leaves)
     if op is None:
         return None
     label, t_op, c_op = op
-    read = draw_view(draw, shape, drawers=_READ_VIEWS) if draw(st.booleans()) else None
+    read = draw_view(draw, shape, keep=read_view) if draw(st.booleans()) else None
     then = draw(st.sampled_from(("base", "written") + (("read",) if read else ())))
     target = "x" + "".join(v.label for v in views)
 
@@ -372,7 +387,7 @@ def step_inplace(draw, shape, leaves):
         base = scatter_back(x, new, positions) if views else new
         return {"base": base, "written": new, "read": read.core(base) if read else None}[then]
     read_label = f"; r = x{read.label} taken before" if read else ""
-    fresh = read.writable and not read.multi_output if then == "read" else True
+    fresh = read.writable if then == "read" else True
     return Step(f"{target}.{label}{read_label}; then {then}", run_torch, run_core, fresh)
 
 
@@ -412,9 +427,6 @@ def setitem_step(draw, shape, leaves):
         return c
     return Step(f"x[{label}] = {value_label}", run_torch, lambda x, L: scatter_back(x, v_c(L), positions), True)
 
-
-_WRITE_VIEWS = tuple(d for d in AD_VIEWS if d.__name__ not in ("view_split", "view_expand", "view_unfold"))
-_READ_VIEWS = tuple(d for d in AD_VIEWS if d.__name__ != "view_split")
 
 VALUE_STEPS = (step_unary, step_binary, step_reduce, step_matmul, step_softmax, step_join, step_where, step_view,
                step_view, step_reshape)

@@ -280,11 +280,11 @@ VIEW_DRAWERS = (view_index, view_select, view_narrow, view_transpose, view_permu
                 view_expand)
 
 
-def draw_view(draw, shape, writable=None, drawers=VIEW_DRAWERS):
-    """A view op valid for `shape` (writable only, when asked); drawn until one applies."""
+def draw_view(draw, shape, keep=lambda view: True):
+    """A view op valid for `shape` for which keep(view) holds, drawn until one applies."""
     while True:
-        view = draw(st.sampled_from(drawers))(draw, tuple(shape))
-        if view is not None and (writable is None or view.writable == writable):
+        view = draw(st.sampled_from(VIEW_DRAWERS))(draw, tuple(shape))
+        if view is not None and keep(view):
             return view
 
 
@@ -492,7 +492,7 @@ def draw_failing_inplace(data, chain):
 
 def step_view(data, chain, side):
     label0, t, a = chain.current
-    view = draw_view(data.draw, tuple(t.shape), writable=not side)
+    view = draw_view(data.draw, tuple(t.shape), keep=lambda v: v.writable != side)
     try:
         a2 = view.numpy(a)
     except NotAView:
