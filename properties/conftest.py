@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 
 _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
-settings.register_profile("ci", max_examples=12, derandomize=True, print_blob=True, **_COMMON)
+settings.register_profile("ci", max_examples=15, derandomize=True, print_blob=True, **_COMMON)
 settings.register_profile("dev", max_examples=20, **_COMMON)
 settings.register_profile("thorough", max_examples=300, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

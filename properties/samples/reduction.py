@@ -50,8 +50,11 @@ register("prod", _prod())
 
 @st.composite
 def _extremum(draw):
-    shape = draw(shapes(min_side=1))
-    params = {"axis": draw(_axes(len(shape))), "keepdims": draw(st.booleans())}
+    # empty arrays too, reduced only along non-empty axes (an empty reduction has no value)
+    shape = draw(shapes(min_side=0))
+    axis = draw(_axes(len(shape))) if len(shape) == 0 else tuple(
+        a for a in draw(axes_subset(len(shape))) if shape[a] > 0)
+    params = {"axis": axis, "keepdims": draw(st.booleans())}
     if draw(st.integers(0, 2)) == 2:  # ties allowed: meta rule and lowering only
         return Sample((draw(any_array(shape, lo=-2, hi=2)),), params)
     return Sample((draw(separated(shape)),), params, diff=(0,))

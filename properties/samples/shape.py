@@ -4,7 +4,6 @@ expand_dims, concatenate, pad, slice, slice_scatter, flip, as_strided, as_stride
 All of these are linear, so every float64 sample is differentiable; one draw in
 three uses another dtype to exercise the meta rule on it.
 """
-import numpy as np
 from hypothesis import strategies as st
 
 from . import Sample, register

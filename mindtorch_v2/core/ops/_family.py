@@ -116,6 +116,11 @@ def normalize_axes(axis, ndim, name):
     return axes
 
 
+def check_unique_axes(name, axis):
+    if len(set(axis)) != len(axis):
+        raise ValueError(f"{name}: repeated axis in {tuple(axis)}")
+
+
 def broadcast_shapes(name, *shapes):
     """NumPy broadcasting of shapes, or ValueError naming the op and the shapes."""
     ndim = max(len(s) for s in shapes)

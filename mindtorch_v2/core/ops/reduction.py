@@ -23,6 +23,7 @@ def _reduced_shape(shape, axis, keepdims):
 
 
 def _check_axes(name, x, axis):
+    _family.check_unique_axes(name, axis)
     for a in axis:
         if not 0 <= a < builtins.max(x.ndim, 1) or (x.ndim == 0 and a != 0):
             raise IndexError(f"{name}: axis {a} is out of range for an array of {x.ndim} dimensions")

@@ -174,6 +174,7 @@ def moveaxis(x, source, destination):
 
 
 def _squeeze_meta(x, *, axis):
+    _family.check_unique_axes("squeeze", axis)
     for a in axis:
         if not 0 <= a < x.ndim:
             raise IndexError(f"squeeze: axis {a} is out of range for an array of {x.ndim} dimensions")
@@ -203,6 +204,7 @@ def squeeze(x, axis=None):
 
 
 def _expand_dims_meta(x, *, axis):
+    _family.check_unique_axes("expand_dims", axis)
     nd = x.ndim + len(axis)
     shape = list(x.shape)
     for a in axis:
@@ -464,6 +466,7 @@ def static_slice(x, slices):
 
 
 def _flip_meta(x, *, axis):
+    _family.check_unique_axes("flip", axis)
     for a in axis:
         if not 0 <= a < x.ndim:
             raise IndexError(f"flip: axis {a} is out of range for an array of {x.ndim} dimensions")
