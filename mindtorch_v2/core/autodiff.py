@@ -172,13 +172,15 @@ class VJPTrace(Trace):
         main = self.main
         primals = []
         active = False
+        concrete = True  # every primal a plain Array: evaluate directly, no second dispatch
         for a in args:
             if type(a) is VJPTracer and a._main is main:
-                primals.append(a.primal)
+                a = a.primal
                 active = True
-            else:
-                primals.append(a)
-        out = prim.bind(*primals, **params)
+            primals.append(a)
+            if type(a) is not Array:
+                concrete = False
+        out = prim.eval(primals, params) if concrete else prim.bind(*primals, **params)
         if not active or prim.vjp is None:
             return out
         node = Node(prim, params, args, primals, out)
@@ -202,8 +204,10 @@ def backpropagate(main, out_tracers, cts, n_inputs):
     for t, g in zip(out_tracers, cts):
         if g is not None and type(t) is VJPTracer and t._main is main:
             _accumulate(t, g, ct, grads, nodes, pending)
+    add = _ops["add"]
+    heappop, heappush = heapq.heappop, heapq.heappush
     while pending:
-        seq = -heapq.heappop(pending)
+        seq = -heappop(pending)
         node = nodes.pop(seq)
         g = ct.pop(seq)
         prim = node.prim
@@ -216,7 +220,19 @@ def backpropagate(main, out_tracers, cts, n_inputs):
                 if rule is None:
                     continue
                 gi = rule(g, node.out, *node.primals, **node.params)
-                if gi is not None:
+                if gi is None:
+                    continue
+                parent = a.node
+                if type(parent) is Node and not parent.prim.multiple_results:  # the common case, inlined
+                    pseq = parent.seq
+                    cur = ct.get(pseq)
+                    if cur is None:
+                        ct[pseq] = gi
+                        nodes[pseq] = parent
+                        heappush(pending, -pseq)
+                    else:
+                        ct[pseq] = add(cur, gi)
+                else:
                     _accumulate(a, gi, ct, grads, nodes, pending)
     return grads
 

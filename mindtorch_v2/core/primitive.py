@@ -75,9 +75,17 @@ class Primitive:
 
     def _entry(self, args, params):
         # cache: (primitive, avals, devices, params) -> (output avals, lowering or None on meta)
-        key = ()
-        for a in args:
-            key += (a.shape, a.dtype, a.device)
+        n = len(args)
+        if n == 2:
+            a, b = args
+            key = (a.shape, a.dtype, a.device, b.shape, b.dtype, b.device)
+        elif n == 1:
+            a = args[0]
+            key = (a.shape, a.dtype, a.device)
+        else:
+            key = ()
+            for a in args:
+                key += (a.shape, a.dtype, a.device)
         if params:
             key += tuple(params.items())
         try:

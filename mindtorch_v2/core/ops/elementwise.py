@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
-from ..array import ArrayBase
+from ..array import Array, ArrayBase
 from ..batching import elementwise_rule, unary_rule
 from ..primitive import Primitive
 from . import _family
@@ -257,6 +257,9 @@ def _binary_fn(prim, to_float=False):
 
     def fn(x, y):
         # fast paths: same-dtype arrays/tracers, or a float one with a python number
+        if type(x) is Array and type(y) is Array and x.dtype is y.dtype and (
+                not to_float or x.dtype.category == FLOAT):
+            return prim.bind(x, y)
         if isinstance(x, ArrayBase):
             if isinstance(y, ArrayBase):
                 if x.dtype is y.dtype and (not to_float or x.dtype.category == FLOAT):
