@@ -24,7 +24,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..primitive import Primitive
 from . import _family
-from ..batching import all_front, bdim_size, move_to_front
+from ..batching import move_to_front
 from .creation import arange, asarray
 from .elementwise import add, eq, mul, where
 from .linalg import matmul

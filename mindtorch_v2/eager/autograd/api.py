@@ -70,7 +70,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """The gradients of `outputs` with respect to `inputs`, as a tuple (nothing is accumulated)."""
     from ..tensor import Tensor
     outputs = _tensors(outputs)
-    single = isinstance(inputs, Tensor)
+
     inputs = _tensors(inputs)
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
