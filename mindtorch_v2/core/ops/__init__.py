@@ -26,7 +26,8 @@ from .linalg import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 
-_autodiff.install_ops(add=elementwise.add, cast=elementwise.cast, asarray=creation.asarray)
+_autodiff.install_ops(add=elementwise.add, cast=elementwise.cast, asarray=creation.asarray,
+                      zeros_like=_family.zeros_like)
 _batching.install_ops(transpose=lambda x, perm: shape.transpose_p.bind(x, perm=perm),
                       broadcast_to=shape.broadcast_to, expand_dims=shape.expand_dims, reshape=shape.reshape,
                       asarray=creation.asarray)

@@ -187,6 +187,12 @@ class PerInputRules(tuple):
         return 1 << 30
 
 
+def zeros_like(x):
+    """Zeros with x's shape, dtype and device for rules: a broadcast 0 (no buffer is allocated)."""
+    zero = scalar_array(0, x.dtype, x.device)
+    return zero if not x.shape else broadcast_to(zero, tuple(x.shape))
+
+
 def broadcast_to_shape(t, shape):
     if t.shape == shape:
         return t

@@ -5,7 +5,7 @@ import math
 
 from .. import dtypes as dt
 from . import _family
-from .elementwise import (abs, add, cast, div, exp, eq, gt, log, logical_and, lt, mul, pow, sqrt,
+from .elementwise import (abs, add, cast, div, exp, eq, gt, le, log, logical_and, lt, mul, pow, sqrt,
                           stop_gradient, sub, where)
 from .reduction import max, sum
 from .shape import reshape
@@ -55,13 +55,15 @@ def isfinite(x):
     return logical_and(eq(x, x), lt(abs(x), math.inf))
 
 
-def _stable_shift(x, axis):
-    """max(x) over axis (no gradient, 0 where not finite) to subtract before exp; 0 for empty axes."""
+def _stable_shift(x, axis, finite=True):
+    """max(x) over axis (no gradient) to subtract before exp; 0 for empty axes. With `finite`, 0 where the
+    max is infinite (logsumexp([-inf, -inf]) is -inf, of [inf, 1] inf); without, an infinite max makes the
+    result nan, as torch's softmax and log_softmax give."""
     axes = _family.normalize_axes(axis, x.ndim, "softmax")
     if builtins.any(x.shape[a] == 0 for a in axes):
         return 0.0
     m = stop_gradient(max(x, axis, keepdims=True))
-    return where(isfinite(m), m, 0.0)
+    return where(isfinite(m), m, 0.0) if finite else m
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -78,13 +80,14 @@ def logsumexp(x, axis=None, keepdims=False):
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along `axis`, computed stably."""
     x = _float(x)
-    e = exp(sub(x, _stable_shift(x, axis)))
+    e = exp(sub(x, _stable_shift(x, axis, finite=False)))
     return div(e, sum(e, axis, keepdims=True))
 
 
 def log_softmax(x, axis=-1):
     x = _float(x)
-    return sub(x, logsumexp(x, axis, keepdims=True))
+    shifted = sub(x, _stable_shift(x, axis, finite=False))
+    return sub(shifted, log(sum(exp(shifted), axis, keepdims=True)))
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -125,6 +128,6 @@ clip = clamp
 
 
 def relu(x):
-    """max(x, 0) with gradient 0 at 0, as in PyTorch."""
-    return where(gt(x, 0), x, 0)
+    """max(x, 0) with gradient 0 at 0 and nan kept, as in PyTorch."""
+    return where(le(x, 0), 0, x)
 

@@ -111,7 +111,8 @@ def _int_identity(np_fn):
 
 neg_p = unary("neg", np.negative, kind="numeric", linear=lambda t: neg(t))
 abs_p = unary("abs", np.abs, kind="numeric", d_x=lambda x: sign(x))
-sign_p = unary("sign", np.sign, kind="numeric")
+sign_p = unary("sign", lambda x: np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype) if x.dtype.kind == "f"
+               else np.sign(x), kind="numeric")  # sign(nan) is 0 in torch
 exp_p = unary("exp", _quiet(np.exp), d_out=lambda out: out)
 expm1_p = unary("expm1", _quiet(np.expm1), d_out=lambda out: add(out, 1.0))
 log_p = unary("log", _quiet(np.log), d_x=lambda x: reciprocal(x))
@@ -212,6 +213,18 @@ def _pow_dy(x, y, out):
     return where(zero_base, 0.0, mul(out, log(where(zero_base, 1.0, x))))
 
 
+def _pow_np(x, y):
+    if x.dtype.kind in "iu" and np.any(y < 0):
+        # torch's integer pow: a negative exponent gives 1 for base 1, +-1 for base -1, else 0
+        # (numpy raises instead)
+        neg_exp = y < 0
+        out = np.power(x, np.where(neg_exp, 0, y))
+        odd = (y % 2).astype(bool)
+        at_neg = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0)).astype(x.dtype)
+        return np.where(neg_exp, at_neg, out).astype(x.dtype, copy=False)
+    return np.power(x, y)
+
+
 def _floor_divide_np(x, y):
     if x.dtype.kind in "iu" and not np.all(y):
         raise ZeroDivisionError("floor_divide: integer division by zero")
@@ -232,7 +245,7 @@ div_p = binary("div", _quiet(np.true_divide), kind="float", d_x=lambda x, y, out
 floor_divide_p = binary("floor_divide", _quiet(_floor_divide_np), kind="numeric")
 remainder_p = binary("remainder", _quiet(_remainder_np), kind="numeric", d_x=ONE,
                      d_y=lambda x, y, out: neg(floor_divide(x, y)), reads=(0, 1))
-pow_p = binary("pow", _quiet(np.power), kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=((0, 1), (0, 1, "out")))
+pow_p = binary("pow", _quiet(_pow_np), kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=((0, 1), (0, 1, "out")))
 maximum_p = binary("maximum", np.maximum, d_x=_max_partial, d_y=lambda x, y, o: _max_partial(y, x, o), reads=(0, 1))
 minimum_p = binary("minimum", np.minimum, d_x=_min_partial, d_y=lambda x, y, o: _min_partial(y, x, o), reads=(0, 1))
 eq_p = binary("eq", np.equal, kind="compare")
