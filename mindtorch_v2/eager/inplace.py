@@ -102,13 +102,20 @@ def original(self, others=()):
     return t
 
 
+# Ownership is read from reference counts, which are exact on the GIL CPython builds we test (3.10-3.13).
+# Elsewhere (other interpreters, free-threaded builds, newer versions whose stack references may not
+# be counted) every write copies: slower, never wrong.
+_REFCOUNTS_EXACT = (sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+                    and getattr(sys, "_is_gil_enabled", lambda: True)())
+
+
 def _sole_owner(st, val):
     """True when nothing but this Storage holds its cpu buffer, so writing it in place is unobservable.
 
     `val` (the value being written) may itself be a transient view of the buffer (`x[0] = x[0]`);
     numpy's assignment handles that overlap.
     """
-    if is_functionalizing():
+    if is_functionalizing() or not _REFCOUNTS_EXACT:
         return False
     v = st.value
     if type(v) is not _array.Array or v._buf is None:

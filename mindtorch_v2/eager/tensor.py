@@ -13,7 +13,7 @@ import numpy as np
 from .. import core
 from ..core import array as _array
 from ..core import dtypes as _dt
-from ..core.ops.shape import _as_strided_cpu, as_strided_p
+from ..core.ops.shape import as_strided_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
 from .dispatch import record_node, tensor_bind
@@ -134,12 +134,12 @@ class Tensor:
         if self._full:
             return self._storage.value
         v = self._storage.value
-        if type(v) is _array.Array and v._buf is not None and v.device.type == "cpu":
-            # our own view geometry is valid by construction: run the cpu lowering directly,
-            # skipping a meta-rule cache keyed by every distinct (shape, strides, offset)
-            buf = _as_strided_cpu(v._buf, shape=self._shape, strides=self._strides, offset=self._offset)
-            return _array.make(buf, self._shape, v.dtype, v.device)
-        return as_strided_p.bind(v, shape=self._shape, strides=self._strides, offset=self._offset)
+        params = {"shape": self._shape, "strides": self._strides, "offset": self._offset}
+        if type(v) is _array.Array:
+            # our own view geometry is valid by construction: lower directly, skipping a meta-rule
+            # cache that would be keyed by every distinct (shape, strides, offset)
+            return as_strided_p.lower(v, params, self._shape, v.dtype)
+        return as_strided_p.bind(v, **params)
 
     def _geometry(self):
         strides = self._strides if self._strides is not None else contiguous_strides(self._shape)
