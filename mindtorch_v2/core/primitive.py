@@ -10,6 +10,8 @@ avals out, raising the clear error for bad input), one VJP rule per input
   * values that define `__mt_bind__` (the eager Tensor) take the call over;
   * tracers: the innermost (highest-level) active transform processes it.
 """
+import threading
+
 import numpy as np
 
 from . import array as _array
@@ -34,7 +36,6 @@ class Primitive:
         self.impls = {}
         # vjp: tuple with one rule per positional input, each `rule(g, out, *args, **params)`
         # returning the cotangent for that input (or None); None entries mean "no gradient".
-        # A rule may be the string "nondiff" for the whole primitive.
         self.vjp = vjp
         # what the VJP rules read: a tuple of input indices and/or "out"; the eager tape saves exactly
         # these. Or one such tuple per input (what that input's rule reads): then only the rules of
@@ -189,7 +190,12 @@ class MainTrace:
         self.trace = trace
 
 
-_STACK = []
+class _TransformStack(threading.local):
+    def __init__(self):
+        self.mains = []
+
+
+_STACK = _TransformStack()  # per thread, like the eager grad mode
 
 
 class new_main:
@@ -202,15 +208,17 @@ class new_main:
         self.payload = payload
 
     def __enter__(self):
-        main = MainTrace(len(_STACK), None)
+        stack = _STACK.mains
+        main = MainTrace(len(stack), None)
         main.trace = self.trace_type(main, self.payload)
-        _STACK.append(main)
+        stack.append(main)
         self.main = main
         return main
 
     def __exit__(self, *exc):
-        popped = _STACK.pop()
-        assert popped is self.main, "transform stack corrupted"
+        popped = _STACK.mains.pop()
+        if popped is not self.main:
+            raise RuntimeError("transform stack corrupted: transforms exited out of order")
         popped.trace.finished = True
         return False
 

@@ -244,7 +244,7 @@ div_p = binary("div", _quiet(np.true_divide), kind="float", d_x=lambda x, y, out
                d_y=lambda x, y, out: neg(div(div(x, y), y)), reads=((1,), (0, 1)))
 floor_divide_p = binary("floor_divide", _quiet(_floor_divide_np), kind="numeric")
 remainder_p = binary("remainder", _quiet(_remainder_np), kind="numeric", d_x=ONE,
-                     d_y=lambda x, y, out: neg(floor_divide(x, y)), reads=(0, 1))
+                     d_y=lambda x, y, out: neg(floor_divide(x, y)), reads=((), (0, 1)))
 pow_p = binary("pow", _quiet(_pow_np), kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=((0, 1), (0, 1, "out")))
 maximum_p = binary("maximum", np.maximum, d_x=_max_partial, d_y=lambda x, y, o: _max_partial(y, x, o), reads=(0, 1))
 minimum_p = binary("minimum", np.minimum, d_x=_min_partial, d_y=lambda x, y, o: _min_partial(y, x, o), reads=(0, 1))

@@ -41,7 +41,7 @@ def _matmul_jvp(ts, out, a, b):
 
 
 matmul_p = Primitive(
-    "matmul", _matmul_meta, family="linalg", vjp_reads=(0, 1), jvp=_matmul_jvp,
+    "matmul", _matmul_meta, family="linalg", vjp_reads=((1,), (0,)), jvp=_matmul_jvp,
     vjp=(lambda g, out, a, b: sum_to_shape(matmul_p.bind(g, _mT(b)), a.shape),
          lambda g, out, a, b: sum_to_shape(matmul_p.bind(_mT(a), g), b.shape)))
 def _matmul_batch(vals, bdims):

@@ -257,7 +257,7 @@ def _conv_jvp(ts, out, x, w, **params):
     return res
 
 
-conv_p = Primitive("conv", _conv_meta, family="nn", vjp=(_conv_vjp_x, _conv_vjp_w), vjp_reads=(0, 1),
+conv_p = Primitive("conv", _conv_meta, family="nn", vjp=(_conv_vjp_x, _conv_vjp_w), vjp_reads=((1,), (0,)),
                    jvp=_conv_jvp)
 
 

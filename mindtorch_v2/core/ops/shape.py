@@ -601,7 +601,8 @@ def _as_strided_scatter_cpu(base, src, *, shape, strides, offset, donate=False):
         out = np.array(base, copy=True, order="C")
     flat = out.reshape(-1)
     item = flat.itemsize
-    view = _as_strided_np(flat[offset:], shape, tuple(st * item for st in strides))
+    view = np.ndarray(shape, flat.dtype, buffer=flat, offset=offset * item,
+                      strides=tuple(st * item for st in strides)) if flat.size else flat[:0].reshape(shape)
     view[...] = src
     return out
 
