@@ -144,6 +144,8 @@ def write(self, new):
     st = self._storage
     val = new._value()
     if self._full:
+        if type(val) is _array.Array and val._buf is not None and not val._buf.flags.c_contiguous:
+            val = core.copy(val)  # a stored broadcast would make every later view read copy the base
         st.value = val
     else:
         shape, strides, offset = self._geometry()

@@ -62,8 +62,10 @@ def stop_gradient(x):
 
 
 # identity with a new identity: the eager layer's clone. Values are immutable, so the lowering
-# shares the buffer; a later in-place write to either copy sees two owners and copies first.
-copy_p = unary("copy", lambda x: x, kind="any", linear=lambda t: t)
+# shares a contiguous buffer (and makes others contiguous); a later in-place write to either copy
+# sees two owners and copies first.
+copy_p = unary("copy", lambda x: x if x.flags.c_contiguous else np.ascontiguousarray(x), kind="any",
+               linear=lambda t: t)
 
 
 def copy(x):
