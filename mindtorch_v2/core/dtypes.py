@@ -56,6 +56,12 @@ default_float = float32
 default_int = int64
 
 
+# PyTorch's legacy tensor type names (`x.type()`, version-error messages)
+TORCH_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+                    "uint8": "ByteTensor", "bool_": "BoolTensor"}
+
+
 def from_name(name):
     return _BY_NAME[name]
 

@@ -3,6 +3,8 @@
 jacrev(f)(x): out, pull = vjp(f, x); J = vmap(pull)(eye(out.size)) reshaped to out.shape + x.shape.
 jacfwd(f)(x): J = vmap(lambda e: jvp(f, x, e))(eye(x.size)), the basis axis moved last.
 """
+import math
+
 from . import ops
 from .autodiff import _argnums_tuple, _check_float_inputs, _tree_as_arrays, jvp, vjp
 from .batching import vmap
@@ -10,10 +12,7 @@ from .pytree import tree_flatten, tree_unflatten
 
 
 def _size(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+    return math.prod(shape)
 
 
 def _basis(x):

@@ -80,9 +80,7 @@ def _conv(dtype):
 
 def type_(self, dtype=None):
     if dtype is None:
-        return "torch." + {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
-                           "int32": "IntTensor", "bool_": "BoolTensor", "float16": "HalfTensor",
-                           "uint8": "ByteTensor", "int8": "CharTensor", "int16": "ShortTensor"}[self.dtype.name]
+        return "torch." + _dt.TORCH_TYPE_NAMES[self.dtype.name]
     return to(self, dtype)
 
 

@@ -44,9 +44,6 @@ def contiguous_strides(shape):
 
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
-               "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-               "bool_": "BoolTensor"}
 
 
 class Tensor:
@@ -146,7 +143,7 @@ class Tensor:
         return self._shape, strides, self._offset
 
     def _desc(self):
-        return f"torch.{_TYPE_NAMES.get(self.dtype.name, 'Tensor')} {list(self._shape)}"
+        return f"torch.{_dt.TORCH_TYPE_NAMES.get(self.dtype.name, 'Tensor')} {list(self._shape)}"
 
     @property
     def shape(self):

@@ -2,6 +2,8 @@
 meta rules, summing cotangents back to an input's shape, and the
 unary/binary elementwise declarations (one call = meta + lowering + VJP + JVP).
 """
+import math
+
 import numpy as np
 
 from .. import array as _array
@@ -91,6 +93,11 @@ cast = mul = neg = add = sum_p = reshape = broadcast_to = asarray = None
 
 def provide(**ops):
     globals().update(ops)
+
+
+def prod(shape):
+    """The number of elements of a shape (math.prod, for tuples of ints)."""
+    return math.prod(shape)
 
 
 def normalize_axis(axis, ndim, name):

@@ -60,11 +60,7 @@ def _check_geometry(name, k, **params):
             raise ValueError(f"{name}: {key} must be positive, got {val}")
 
 
-def _prod(xs):
-    n = 1
-    for x in xs:
-        n *= x
-    return n
+_prod = _family.prod
 
 
 def _padded(spatial, padding):

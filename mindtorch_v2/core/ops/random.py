@@ -46,11 +46,7 @@ def _philox(k, word2=0, domain=_SAMPLE):
     return np.random.Philox(key=k.astype(np.uint64), counter=counter)
 
 
-def _prod(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+_prod = _family.prod
 
 
 # ---------------------------------------------------------------------------

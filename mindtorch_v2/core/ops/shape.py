@@ -16,11 +16,7 @@ from ._family import normalize_axes, normalize_axis, sum_to_shape
 _as_strided_np = np.lib.stride_tricks.as_strided
 
 
-def _prod(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+_prod = _family.prod
 
 
 def _operand(x):

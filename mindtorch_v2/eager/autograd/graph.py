@@ -6,6 +6,7 @@ tensor it came from. `AccumulateGrad` is the sink for a leaf tensor.
 """
 import itertools
 
+from ...core import dtypes as _dt
 from ...core.array import make as _make
 
 _seq = itertools.count()
@@ -15,9 +16,6 @@ def _camel(name):
     return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor", "int64": "LongTensor",
-               "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-               "bool_": "BoolTensor"}
 
 
 class Saved:
@@ -34,7 +32,7 @@ class Saved:
 
     @property
     def desc(self):
-        return f"torch.{_TYPE_NAMES.get(self.value.dtype.name, 'Tensor')} {list(self.value.shape)}"
+        return f"torch.{_dt.TORCH_TYPE_NAMES.get(self.value.dtype.name, 'Tensor')} {list(self.value.shape)}"
 
 
 def _aval(spec):
