@@ -70,7 +70,8 @@ from .eager.creation import (Generator, arange, as_tensor, bernoulli, default_ge
                              seed, tensor, zeros, zeros_like)
 
 _export(_ops, _ops._METHODS + ["concat", "concatenate", "cat", "stack", "hstack", "vstack", "broadcast_tensors",
-                               "broadcast_shapes", "einsum", "where", "cdist", "ger", "rsub"])
+                               "broadcast_shapes", "einsum", "where", "cdist", "ger", "rsub",
+                               "result_type", "promote_types", "can_cast"])
 for _name in ("reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
               "split", "chunk", "unbind", "diagonal", "movedim", "t", "swapaxes", "moveaxis"):
     globals()[_name] = getattr(_views, {"swapaxes": "transpose", "moveaxis": "movedim"}.get(_name, _name))

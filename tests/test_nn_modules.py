@@ -272,7 +272,7 @@ def test_nested_repr_like_torch():
     assert repr(net) == (
         "Sequential(\n"
         "  (conv): Conv2d(1, 4, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)\n"
-        "  (bn): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+        "  (bn): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)\n"
         "  (act): LeakyReLU(negative_slope=0.1)\n"
         "  (inner): Sequential(\n"
         "    (0): Flatten(start_dim=1, end_dim=-1)\n"
@@ -289,8 +289,8 @@ def test_nested_repr_like_torch():
                                                       "ceil_mode=False)",
         nn.AvgPool2d(3, 1): "AvgPool2d(kernel_size=3, stride=1, padding=0)",
         nn.AdaptiveAvgPool2d((1, 1)): "AdaptiveAvgPool2d(output_size=(1, 1))",
-        nn.LayerNorm(8): "LayerNorm((8,), eps=1e-05, elementwise_affine=True)",
-        nn.GroupNorm(2, 4): "GroupNorm(2, 4, eps=1e-05, affine=True)",
+        nn.LayerNorm(8): "LayerNorm((8,), eps=1e-05, elementwise_affine=True, bias=True)",
+        nn.GroupNorm(2, 4): "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)",
         nn.Embedding(10, 3, padding_idx=0): "Embedding(10, 3, padding_idx=0)",
         nn.Conv1d(2, 3, 5, padding="same"): "Conv1d(2, 3, kernel_size=(5,), stride=(1,), padding=same)",
         nn.Bilinear(2, 3, 4): "Bilinear(in1_features=2, in2_features=3, out_features=4, bias=True)",
@@ -490,7 +490,7 @@ def test_layernorm_groupnorm_modules():
     g = x.reshape(3, 2, -1)
     ref = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(x.shape)
     np.testing.assert_allclose(N(gn(T(x))), ref, rtol=1e-10)
-    with pytest.raises(ValueError, match="num_channels must be divisible by num_groups"):
+    with pytest.raises(ValueError, match=r"num_channels \(4\) must be divisible by num_groups \(3\)"):
         nn.GroupNorm(3, 4)
 
 

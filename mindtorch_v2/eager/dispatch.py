@@ -19,6 +19,11 @@ def _grad_enabled():
 Tensor = None  # eager/tensor.py sets this once the class exists (no per-call import)
 
 
+class UnsupportedDTypeError(NotImplementedError, TypeError):
+    """A dtype an op does not support: torch raises NotImplementedError (a RuntimeError) there,
+    the core a TypeError; this is both, so either `except` clause catches it."""
+
+
 def tensor_bind(prim, args, params):
     vals = []
     record = False
@@ -31,8 +36,10 @@ def tensor_bind(prim, args, params):
             vals.append(a)
     try:
         out = prim.bind(*vals, **params)
-    except ValueError as e:  # shape errors: PyTorch raises RuntimeError for these
+    except (ValueError, ZeroDivisionError) as e:  # shape errors, integer division by zero: RuntimeError in torch
         raise RuntimeError(str(e)) from None
+    except TypeError as e:  # the core's dtype checks: NotImplementedError ("not implemented for 'Bool'") in torch
+        raise UnsupportedDTypeError(str(e)) from None
     if record and prim.vjp is not None and _state.enabled:
         return record_node(prim, params, args, vals, out)
     if prim.multiple_results:

@@ -22,6 +22,7 @@ from . import grad_mode
 from .autograd.graph import AccumulateGrad
 from .dispatch import record_node
 from .functionalize import is_functionalizing
+from .ops import check_scalar_fits
 from .tensor import Tensor
 
 
@@ -206,6 +207,7 @@ def fill_(self, value):
                                "dimensions.")
         full = core.broadcast_to(core.cast(value, self.dtype), self._shape)
     else:
+        check_scalar_fits(value, self.dtype)
         full = core.full(self._shape, value, dtype=self.dtype, device=self.device)
     return apply(self, lambda: _self_or_const(self, full), "fill_")
 
@@ -279,6 +281,7 @@ def _strip_leading_ones(value):
 
 
 def _scalar_like(value, like):
+    check_scalar_fits(value, like.dtype)
     return Tensor._wrap(core.asarray(value, dtype=like.dtype if not isinstance(value, np.ndarray) else None,
                                      device=like.device))
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import core
 from ..core import dtypes as _dt
+from .dispatch import UnsupportedDTypeError
 from .tensor import Tensor, _dim
 
 values_indices = collections.namedtuple("values_indices", ["values", "indices"])
@@ -35,12 +36,33 @@ def _t(x):
     return Tensor._from_value(core.asarray(x))
 
 
-def _axis(dim, ndim):
+def _axis(dim, ndim, empty_is_all=True):
+    """torch dims -> core axes: None or [] (torch's "all dims" for sum, mean, ...) -> None, negative dims
+    wrapped; a repeated dim is torch's RuntimeError."""
     if dim is None:
         return None
     if isinstance(dim, (tuple, list)):
-        return tuple(_dim(d, ndim) for d in dim)
+        if not dim and empty_is_all:
+            return None
+        axes = tuple(_dim(d, ndim) for d in dim)
+        for i, a in enumerate(axes):
+            if a in axes[:i]:
+                raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        return axes
     return _dim(dim, ndim)
+
+
+def _check_nonempty(name, x, axis, error=IndexError):
+    """torch's IndexError for max/min/argmax-like reductions over an empty dim (over all dims of an empty
+    input: `error`, a RuntimeError for amax/amin)."""
+    if axis is None:
+        if x.numel() == 0:
+            raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                        "reduction dim with the 'dim' argument.")
+        return
+    for a in (axis if isinstance(axis, tuple) else (axis,)):
+        if x.ndim and x.shape[a] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {a} to have non-zero size.")
 
 
 # ---------------------------------------------------------------------------
@@ -56,7 +78,11 @@ def _unary(fn):
 abs = _unary(core.abs)  # noqa: A001
 absolute = abs
 neg = negative = _unary(core.neg)
-sign = _unary(core.sign)
+_sign = _unary(core.sign)
+
+
+def sign(input):
+    return input.clone() if input.dtype is _dt.bool_ else _sign(input)  # sign(bool) is itself in torch
 exp = _unary(core.exp)
 expm1 = _unary(core.expm1)
 log = _unary(core.log)
@@ -71,11 +97,36 @@ sigmoid = _unary(core.sigmoid)
 erf = _unary(core.erf)
 floor = _unary(core.floor)
 ceil = _unary(core.ceil)
-round = _unary(core.round)  # noqa: A001
+_round = _unary(core.round)
+
+
+def round(input, *, decimals=0):  # noqa: A001
+    """Half to even; with `decimals`, torch's round(x * 10**d) / 10**d (x / 10**-d for d < 0)."""
+    if not decimals:
+        return _round(input)
+    if input.dtype.category != _FLOAT:
+        raise UnsupportedDTypeError(f'"round_cpu" not implemented for {_type_word(input.dtype)!r}')
+    scale = 10.0 ** builtins.abs(decimals)
+    x = input.to(_dt.float32) if input.dtype is _dt.float16 else input  # half computes in float, as torch
+    if decimals > 0:
+        out = true_divide(_round(mul(x, scale)), scale)
+    else:
+        out = mul(_round(true_divide(x, scale)), scale)
+    return out.to(input.dtype)
 reciprocal = _unary(core.reciprocal)
 logical_not = _unary(core.logical_not)
-relu = _unary(core.relu)
-square = _unary(core.square)
+_relu = _unary(core.relu)
+_square = _unary(core.square)
+
+
+def relu(input):
+    if input.dtype is _dt.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _relu(input)
+
+
+def square(input):
+    return _square(input.to(_dt.int64) if input.dtype is _dt.bool_ else input)  # torch: pow(x, 2)
 
 
 def log2(input):
@@ -120,7 +171,16 @@ mul = multiply = _binary(core.mul, core.mul_p)
 true_divide = _binary(core.div, core.div_p, float_only=True)
 floor_divide = _binary(core.floor_divide)
 remainder = _binary(core.remainder)
-pow = _binary(core.pow)  # noqa: A001
+_pow = _binary(core.pow)
+
+
+def pow(input, exponent):  # noqa: A001
+    if isinstance(exponent, (int, np.integer)) and not isinstance(exponent, (bool, np.bool_)) and exponent < 0 \
+            and isinstance(input, Tensor) and input.dtype.category != _FLOAT:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(exponent, (bool, np.bool_)) and isinstance(input, Tensor) and input.dtype is _dt.bool_:
+        return input.clone() if exponent else ones_like_bool(input)  # x ** True is x; x ** False is True
+    return _pow(input, exponent)
 maximum = _binary(core.maximum, core.maximum_p)
 minimum = _binary(core.minimum, core.minimum_p)
 eq = _binary(core.eq, core.eq_p)
@@ -139,17 +199,36 @@ bitwise_not = _unary(core.bitwise_not)
 
 
 _add = _binary(core.add, core.add_p)
-_sub = _binary(core.sub, core.sub_p)
+_sub_same = _binary(core.sub, core.sub_p)
+
+
+def _is_bool(x):
+    return x.dtype is _dt.bool_ if isinstance(x, Tensor) else isinstance(x, (bool, np.bool_))
+
+
+def _sub(input, other):
+    if _is_bool(input) or _is_bool(other):
+        if _is_bool(input) and _is_bool(other):
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+                               "or `logical_xor()` operator instead.")
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return _sub_same(input, other)
 
 
 def _scaled(input, other, alpha):
-    """alpha * other in the dtype of the op's result (so a float64 add_ keeps alpha exact)."""
-    if alpha == 1:
+    """alpha * other in the dtype of the op's result (alpha takes no part in the promotion, as in torch)."""
+    if alpha == 1 and type(alpha) is not bool:
         return other
+    dtype = _dt.result_type(input, other)
+    if isinstance(alpha, (bool, np.bool_)) and dtype is not _dt.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, (float, np.floating)) and dtype.category != _FLOAT:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     if not isinstance(other, Tensor):
-        return other * alpha
-    dtype = _dt.result_type(input, other, alpha)
-    return mul(other.to(dtype) if other.dtype is not dtype else other, alpha)
+        return bool(other * alpha) if dtype is _dt.bool_ else other * alpha
+    out = mul(other.to(dtype) if other.dtype is not dtype else other, alpha)
+    return out if out.dtype is dtype else out.to(dtype)  # bool * 2 is int64; torch keeps bool
 
 
 def add(input, other, *, alpha=1):
@@ -173,10 +252,14 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode == "floor":
         return _w(core.floor_divide(input, other))
     if rounding_mode == "trunc":
-        q = core.div(input, other)
-        q = core.where(core.lt(q, 0), core.ceil(q), core.floor(q))
-        dtype = _dt.result_type(input, other)
-        return _w(core.cast(q, dtype) if dtype.category != _dt.FLOAT else q)
+        a, b = core.ops._family.promote("div", input, other)
+        if a.dtype.category == _dt.FLOAT:
+            q = core.div(a, b)
+            return _w(core.where(core.lt(q, 0), core.ceil(q), core.floor(q)))
+        # integers: exact, from the floor quotient (a float quotient loses int64 precision)
+        q = core.floor_divide(a, b)
+        inexact = core.ne(core.remainder(a, b), 0)
+        return _w(core.where(core.logical_and(inexact, core.ne(core.lt(a, 0), core.lt(b, 0))), core.add(q, 1), q))
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
@@ -184,9 +267,14 @@ divide = div
 
 
 def fmod(input, other):
-    q = core.div(input, other)
-    q = core.where(core.lt(q, 0), core.ceil(q), core.floor(q))
-    return _w(core.sub(input, core.mul(q, other)))
+    """C's fmod (the sign of the dividend), exact: sign(a) * remainder(|a|, |b|), with |a| as a * s for
+    s = +-1 so that d/da is 1 at a = 0 too; integers stay integers."""
+    a, b = core.ops._family.promote("fmod", input, other)
+    if not a.dtype.is_signed:
+        return _w(core.remainder(a, b))
+    sa = core.sub(1, core.mul(2, core.cast(core.lt(a, 0), a.dtype)))
+    sb = core.sub(1, core.mul(2, core.cast(core.lt(b, 0), b.dtype)))
+    return _w(core.mul(sa, core.remainder(core.mul(a, sa), core.mul(b, sb))))
 
 
 def where(condition, input=None, other=None):
@@ -195,10 +283,44 @@ def where(condition, input=None, other=None):
     return _w(core.where(condition, input, other))
 
 
+_LIMITS = {d: (np.iinfo(d.np).min, np.iinfo(d.np).max) for d in _dt.INTEGRAL}
+_LIMITS[_dt.float16] = (-65504.0, 65504.0)
+_LIMITS[_dt.float32] = (float(np.finfo(np.float32).min), float(np.finfo(np.float32).max))
+
+
+def check_scalar_fits(value, dtype):
+    """torch's check when a python number is written into a tensor (fill_, masked_fill, setitem): a value out
+    of the dtype's range is a RuntimeError (unsigned types accept -max..max for ints; inf and nan pass)."""
+    limits = _LIMITS.get(dtype)
+    if limits is None or isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return
+    lo, hi = limits
+    if dtype.category == _FLOAT:
+        ok = not math.isfinite(value) or lo <= value <= hi
+    elif isinstance(value, (int, np.integer)) and not dtype.is_signed:
+        ok = -hi <= value <= hi
+    else:
+        ok = math.isnan(value) or lo <= value <= hi if isinstance(value, float) else lo <= value <= hi
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without overflow")
+
+
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+            "float16": "at::Half", "float32": "float"}
+
+
+def _where_method(self, condition, other):
+    """Tensor.where(condition, other): self where condition holds, else other."""
+    return where(condition, self, other)
+
+
 def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return _w(core.clamp(_t(input), min, max))
+    x = _t(input)
+    if x.dtype is _dt.bool_ and _dt.result_type(x, *[b for b in (min, max) if b is not None]) is _dt.bool_:
+        raise UnsupportedDTypeError('"clamp_cpu" not implemented for \'Bool\'')
+    return _w(core.clamp(x, min, max))
 
 
 clip = clamp
@@ -220,6 +342,7 @@ def masked_fill(input, mask, value):
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     if not isinstance(value, Tensor):
+        check_scalar_fits(value, input.dtype)
         value = core.full((), value, dtype=input.dtype, device=input.device)
     else:
         value = core.cast(value, input.dtype)
@@ -265,42 +388,69 @@ def zeros_like_bool(x):
     return _w(core.zeros(tuple(x.shape), dtype=_dt.bool_, device=x.device))
 
 
+def ones_like_bool(x):
+    return _w(core.full(tuple(x.shape), True, dtype=_dt.bool_, device=x.device))
+
+
+def result_type(tensor1, tensor2):
+    """The dtype torch's promotion gives an op on these two (tensors or numbers)."""
+    return _dt.result_type(tensor1, tensor2)
+
+
+def promote_types(type1, type2):
+    return _dt.promote_types(_dt.canonicalize(type1), _dt.canonicalize(type2))
+
+
+def can_cast(from_, to):
+    """Whether casting keeps the kind (bool -> integer -> floating), as torch's same_kind rule."""
+    return _dt.canonicalize(from_).category <= _dt.canonicalize(to).category
+
+
 # ---------------------------------------------------------------------------
 # reductions
 
 
-def _reduce_args(input, dim, keepdim):
+def _reduce_args(input, dim, keepdim, empty_is_all=True):
     x = _t(input)
-    return x, _axis(dim, x.ndim), bool(keepdim)
+    return x, _axis(dim, x.ndim, empty_is_all), bool(keepdim)
+
+
+def _with_dtype(out, dtype):
+    """A sum/prod/cumsum result in the requested dtype (the core's integer sums are int64)."""
+    if dtype is None:
+        return _w(out)
+    dtype = _dt.canonicalize(dtype)
+    return _w(out if out.dtype is dtype else core.cast(out, dtype))
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     if dtype is not None:
         x = core.cast(x, dtype)
-    return _w(core.sum(x, axis, keepdim))
+    return _with_dtype(core.sum(x, axis, keepdim), dtype)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     if dtype is not None:
         x = core.cast(x, dtype)
-    return _w(core.prod(x, axis, keepdim))
+    return _with_dtype(core.prod(x, axis, keepdim), dtype)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    x = _t(input)
     if dtype is not None:
-        x = core.cast(x, dtype)
+        x = _w(core.cast(x, dtype))
     if x.dtype.category != _dt.FLOAT:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {_type_word(x.dtype)}")
+    x, axis, keepdim = _reduce_args(x, dim, keepdim)
     return _w(core.mean(x, axis, keepdim))
 
 
 def _type_word(d):
     return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool_": "Bool"}.get(d.name, d.name)
+            "bool_": "Bool", "float16": "Half", "float32": "Float", "float64": "Double"}.get(d.name, d.name)
 
 
 def _correction(unbiased, correction):
@@ -317,16 +467,16 @@ def _check_float_for_var(x):
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # the var(input, unbiased) overload
         dim, unbiased = None, dim
+    _check_float_for_var(_t(input))
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    _check_float_for_var(x)
     return _w(core.var(x, axis, _correction(unbiased, correction), keepdim))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # the std(input, unbiased) overload
         dim, unbiased = None, dim
+    _check_float_for_var(_t(input))
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    _check_float_for_var(x)
     return _w(core.std(x, axis, _correction(unbiased, correction), keepdim))
 
 
@@ -341,6 +491,7 @@ def _extremum(name, core_reduce, core_arg, core_pair, rtype):
                                    "Specify the reduction dim with the 'dim' argument.")
             return _w(core_reduce(x))
         d = _dim(dim, x.ndim)
+        _check_nonempty(name, x, d)
         if x.ndim == 0:
             return rtype(x, _w(core.zeros((), dtype=_dt.int64, device=x.device)))
         idx = core_arg(x, d, keepdims=True)
@@ -357,40 +508,50 @@ min = _extremum("min", core.min, core.argmin, core.minimum, torch_return_types_m
 
 
 def amax(input, dim=(), keepdim=False):
-    x, axis, keepdim = _reduce_args(input, None if dim == () else dim, keepdim)
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    _check_nonempty("amax", x, axis, RuntimeError)
     return _w(core.max(x, axis, keepdim))
 
 
 def amin(input, dim=(), keepdim=False):
-    x, axis, keepdim = _reduce_args(input, None if dim == () else dim, keepdim)
+    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    _check_nonempty("amin", x, axis, RuntimeError)
     return _w(core.min(x, axis, keepdim))
 
 
 def argmax(input, dim=None, keepdim=False):
     x = _t(input)
-    return _w(core.argmax(x, None if dim is None else _dim(dim, x.ndim), keepdim))
+    if x.dtype is _dt.bool_:
+        raise RuntimeError("argmax(): does not support bool input")
+    axis = None if dim is None else _dim(dim, x.ndim)
+    _check_nonempty("argmax", x, axis)
+    return _w(core.argmax(x, axis, keepdim))
 
 
 def argmin(input, dim=None, keepdim=False):
     x = _t(input)
-    return _w(core.argmin(x, None if dim is None else _dim(dim, x.ndim), keepdim))
+    if x.dtype is _dt.bool_:
+        raise RuntimeError("argmin(): does not support bool input")
+    axis = None if dim is None else _dim(dim, x.ndim)
+    _check_nonempty("argmin", x, axis)
+    return _w(core.argmin(x, axis, keepdim))
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001
-    x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    return _w(core.all(x, axis, keepdim))
+    x, axis, keepdim = _reduce_args(input, dim, keepdim, empty_is_all=False)
+    return _with_dtype(core.all(x, axis, keepdim), _dt.uint8 if x.dtype is _dt.uint8 else None)  # uint8 stays
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
-    x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    return _w(core.any(x, axis, keepdim))
+    x, axis, keepdim = _reduce_args(input, dim, keepdim, empty_is_all=False)
+    return _with_dtype(core.any(x, axis, keepdim), _dt.uint8 if x.dtype is _dt.uint8 else None)
 
 
 def cumsum(input, dim, *, dtype=None):
     x = _t(input)
     if dtype is not None:
         x = core.cast(x, dtype)
-    return _w(core.cumsum(x, _dim(dim, x.ndim)))
+    return _with_dtype(core.cumsum(x, _dim(dim, x.ndim)), dtype)
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -398,22 +559,35 @@ def logsumexp(input, dim, keepdim=False):
     return _w(core.logsumexp(x, axis, keepdim))
 
 
-def softmax(input, dim, dtype=None):
+def _softmax_input(input, dtype, name):
     x = _t(input)
     if dtype is not None:
         x = core.cast(x, dtype)
-    return _w(core.softmax(x, _dim(dim, x.ndim)))
+    if x.dtype.category != _FLOAT and x.numel():  # (an empty input comes back as it is, in torch)
+        raise UnsupportedDTypeError(f'"{name}_kernel_impl" not implemented for {_type_word(x.dtype)!r}')
+    return x
+
+
+def softmax(input, dim, dtype=None):
+    x = _softmax_input(input, dtype, "softmax")
+    d = _dim(dim, x.ndim)
+    return _w(core.softmax(x, d)) if x.dtype.category == _FLOAT else x.clone()
 
 
 def log_softmax(input, dim, dtype=None):
-    x = _t(input)
-    if dtype is not None:
-        x = core.cast(x, dtype)
-    return _w(core.log_softmax(x, _dim(dim, x.ndim)))
+    x = _softmax_input(input, dtype, "log_softmax")
+    d = _dim(dim, x.ndim)
+    return _w(core.log_softmax(x, d)) if x.dtype.category == _FLOAT else x.clone()
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    x = _t(input)
+    if dtype is not None:
+        x = _w(core.cast(x, dtype))
+    if x.dtype.category != _FLOAT:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_word(x.dtype)}")
+    x, axis, keepdim = _reduce_args(x, dim, keepdim)
     ord_ = 2 if p in ("fro", None) else (math.inf if p in ("inf", float("inf")) else p)
     return _w(core.norm(x, ord_, axis, keepdim))
 
@@ -442,13 +616,25 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     d = _dim(dim, x.ndim)
     if not 0 <= k <= (x.shape[d] if x.ndim else 1):
         raise RuntimeError(f"selected index k out of range")
+    if x.dtype is _dt.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    if x.ndim == 0:  # one element along dim 0; torch gives it back for k = 0 too
+        return torch_return_types_topk(x.clone(), _w(core.zeros((), dtype=_dt.int64, device=x.device)))
     values, idx = core.topk(x, k, d, largest)
     return torch_return_types_topk(_w(values), _w(idx))
 
 
+def _bounds_as_runtime_error(fn, *args):
+    """gather / scatter / index_add report an index out of bounds as a RuntimeError in torch."""
+    try:
+        return _w(fn(*args))
+    except IndexError as e:
+        raise RuntimeError(str(e)) from None
+
+
 def gather(input, dim, index):
     x = _t(input)
-    return _w(core.gather(x, _dim(dim, x.ndim), _index(index)))
+    return _bounds_as_runtime_error(core.gather, x, _dim(dim, x.ndim), _index(index))
 
 
 def _index(index):
@@ -460,22 +646,29 @@ def _index(index):
     return idx
 
 
+def _check_same_dtype(name, x, src, what="src"):
+    if isinstance(src, Tensor) and src.dtype is not x.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to {what}.dtype")
+
+
 def scatter(input, dim, index, src=None, value=None, reduce=None):
     x = _t(input)
     if src is None:
         src = value
+    _check_same_dtype("scatter", x, src)
     if not isinstance(src, Tensor):
         src = core.full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
     if reduce == "add":
-        return _w(core.scatter_add(x, _dim(dim, x.ndim), _index(index), src))
+        return _bounds_as_runtime_error(core.scatter_add, x, _dim(dim, x.ndim), _index(index), src)
     if reduce is not None:
         raise RuntimeError(f"scatter: reduce='{reduce}' is not supported (use 'add' or scatter_reduce)")
-    return _w(core.scatter(x, _dim(dim, x.ndim), _index(index), src))
+    return _bounds_as_runtime_error(core.scatter, x, _dim(dim, x.ndim), _index(index), src)
 
 
 def scatter_add(input, dim, index, src):
     x = _t(input)
-    return _w(core.scatter_add(x, _dim(dim, x.ndim), _index(index), src))
+    _check_same_dtype("scatter", x, src)
+    return _bounds_as_runtime_error(core.scatter_add, x, _dim(dim, x.ndim), _index(index), src)
 
 
 def index_select(input, dim, index):
@@ -488,9 +681,10 @@ def index_select(input, dim, index):
 
 def index_add(input, dim, index, source, *, alpha=1):
     x = _t(input)
+    _check_same_dtype("index_add", x, source, "source")
     if alpha != 1:
         source = core.mul(source, alpha)
-    return _w(core.index_add(x, _index(index), source, axis=_dim(dim, x.ndim)))
+    return _bounds_as_runtime_error(core.index_add, x, _index(index), source, _dim(dim, x.ndim))
 
 
 def take(input, index):
@@ -797,3 +991,4 @@ def install(T):
     g = globals()
     for name in _METHODS:
         setattr(T, name, g[name])
+    T.where = _where_method

@@ -324,6 +324,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    if target.requires_grad and torch.is_grad_enabled():
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument "
+                           "'target'. This input cannot have requires_grad True.")
     return _reduce(_neg_logsigmoid(target * input), reduction)
 
 
@@ -334,6 +337,66 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     if weight is not None:
         loss = loss * weight
     loss = loss.sum(-1) / input.shape[-1]
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """Per sample sum over classes i != y of w[y] * max(0, margin - x[y] + x[i])^p, divided by C (p is 1 or 2)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    if input.ndim > 2:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    unbatched = input.ndim < 2
+    x = input.reshape(1, -1) if unbatched else input
+    t = target.reshape(-1)
+    c = x.shape[1]
+    if t.shape[0] != x.shape[0]:
+        raise RuntimeError(f"inconsistent target size, expected {x.shape[0]} but got {list(target.shape)}")
+    values = _concrete(t)
+    if values is not None and values.size and (values.min() < 0 or values.max() >= c):
+        raise RuntimeError("target out of range")
+    z = x - x.gather(1, t.unsqueeze(1)) + margin
+    # strict z > 0 and no term for the target class itself, as torch's kernel
+    keep = (z > 0) & (t.unsqueeze(1) != torch.arange(c, device=x.device))
+    h = torch.where(keep, z if p == 1 else z * z, 0.0)
+    if weight is not None:
+        h = h * weight.to(h.dtype).index_select(0, t).unsqueeze(1)
+    loss = h.sum(1) / c
+    if unbatched and reduction == "none":
+        return loss.reshape(target.shape) if target.ndim == 0 else loss
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Per sample sum over the target classes j (target's entries up to the first -1) and the other classes i of
+    max(0, 1 - (x[j] - x[i])), divided by C."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if input.ndim > 2 or tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    unbatched = input.ndim < 2
+    x = input.reshape(1, -1) if unbatched else input
+    t = target.reshape(x.shape)
+    c = x.shape[1]
+    values = _concrete(t)
+    if values is not None and values.size and (values.min() < -1 or values.max() >= c):
+        raise RuntimeError("argument #2 'target' is out of range")
+    valid = (t == -1).long().cumsum(1) == 0  # entries before the first -1
+    safe = torch.where(valid, t, 0)
+    classes = torch.arange(c, device=x.device)
+    is_target = ((safe.unsqueeze(-1) == classes) & valid.unsqueeze(-1)).any(1)  # (N, C)
+    z = 1.0 - x.gather(1, safe).unsqueeze(-1) + x.unsqueeze(1)  # (N, J, C): 1 - x[target_j] + x[i]
+    keep = valid.unsqueeze(-1) & ~is_target.unsqueeze(1) & (z > 0)
+    loss = torch.where(keep, z, 0.0).sum((1, 2)) / c
+    if unbatched and reduction == "none":
+        return loss.squeeze(0)
     return _reduce(loss, reduction)
 
 
@@ -361,6 +424,32 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if swap:
         d_an = torch.minimum(d_an, dist(positive, negative))
     return _reduce((d_ap - d_an + margin).clamp(min=0), reduction)
+
+
+def _pairwise_distance(a, b):
+    """functional.pairwise_distance with its defaults (p=2, eps=1e-6)."""
+    return (a - b + 1e-6).norm(2.0, -1)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) with d pairwise_distance by default (swap: the
+    negative distance is min(d(a, n), d(p, n)))."""
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} "
+                         "instead")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    if distance_function is None:
+        distance_function = _pairwise_distance
+    d_pos = distance_function(anchor, positive)
+    d_neg = distance_function(anchor, negative)
+    if swap:
+        d_neg = torch.minimum(d_neg, distance_function(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,

@@ -20,8 +20,9 @@ from ..eager.tensor import Tensor
 from ._losses import _concrete
 from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: F401
                       cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
-                      margin_ranking_loss, mse_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss,
-                      smooth_l1_loss, soft_margin_loss, triplet_margin_loss)
+                      margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
+                      multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
+                      triplet_margin_loss, triplet_margin_with_distance_loss)
 
 
 def _pair_like(v, k, name):
@@ -46,6 +47,15 @@ def _inplace_result(input, out, inplace):
     return out
 
 
+def _inplace_source(input, inplace):
+    """What an activation reads its values from: input itself, or for inplace=True a copy of it when autograd
+    records, since the graph would otherwise save the tensor the writeback overwrites (torch's in-place
+    activations save the original input the same way)."""
+    if inplace and input.requires_grad and torch.is_grad_enabled():
+        return input.clone()
+    return input
+
+
 def relu(input, inplace=False):
     return input.relu_() if inplace else torch.relu(input)
 
@@ -58,8 +68,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """input clamped to [min_val, max_val]; the gradient passes only strictly inside (as torch)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    inside = (input > min_val) & (input < max_val)
-    out = torch.where(inside, input, input.detach().clamp(min_val, max_val))
+    x = _inplace_source(input, inplace)
+    inside = (x > min_val) & (x < max_val)
+    out = torch.where(inside, x, x.detach().clamp(min_val, max_val))
     return _inplace_result(input, out, inplace)
 
 
@@ -68,23 +79,27 @@ def relu6(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    out = torch.where(input > 0, input, input * negative_slope)
+    x = _inplace_source(input, inplace)
+    out = torch.where(x > 0, x, x * negative_slope)
     return _inplace_result(input, out, inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    out = torch.where(input > 0, input, torch.expm1(input.clamp(max=0)) * alpha)
+    x = _inplace_source(input, inplace)
+    out = torch.where(x > 0, x, torch.expm1(x.clamp(max=0)) * alpha)
     return _inplace_result(input, out, inplace)
 
 
 def selu(input, inplace=False):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    out = torch.where(input > 0, input, torch.expm1(input.clamp(max=0)) * alpha) * scale
+    x = _inplace_source(input, inplace)
+    out = torch.where(x > 0, x, torch.expm1(x.clamp(max=0)) * alpha) * scale
     return _inplace_result(input, out, inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    out = torch.where(input > 0, input, torch.expm1((input / alpha).clamp(max=0)) * alpha)
+    x = _inplace_source(input, inplace)
+    out = torch.where(x > 0, x, torch.expm1((x / alpha).clamp(max=0)) * alpha)
     return _inplace_result(input, out, inplace)
 
 
@@ -99,7 +114,8 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _inplace_result(input, input * torch.sigmoid(input), inplace)
+    x = _inplace_source(input, inplace)
+    return _inplace_result(input, x * torch.sigmoid(x), inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -110,7 +126,8 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def mish(input, inplace=False):
-    return _inplace_result(input, input * torch.tanh(softplus(input)), inplace)
+    x = _inplace_source(input, inplace)
+    return _inplace_result(input, x * torch.tanh(softplus(x)), inplace)
 
 
 def prelu(input, weight):
@@ -130,7 +147,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         slope = torch.rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
     else:
         slope = (lower + upper) / 2
-    return _inplace_result(input, torch.where(input >= 0, input, input * slope), inplace)
+    x = _inplace_source(input, inplace)
+    return _inplace_result(input, torch.where(x >= 0, x, x * slope), inplace)
 
 
 def sigmoid(input):
@@ -146,11 +164,15 @@ def logsigmoid(input):
 
 
 def hardsigmoid(input, inplace=False):
-    return _inplace_result(input, hardtanh(input / 6.0 + 0.5, 0.0, 1.0), inplace)
+    x = _inplace_source(input, inplace)
+    return _inplace_result(input, hardtanh(x / 6.0 + 0.5, 0.0, 1.0), inplace)
 
 
 def hardswish(input, inplace=False):
-    return _inplace_result(input, input * (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+    """x * relu6(x + 3) / 6; the gradient is 0 for x <= -3 and 1 for x >= 3 (torch's sides at the kinks)."""
+    x = _inplace_source(input, inplace)
+    out = torch.where((x > -3.0) & (x < 3.0), x * (x + 3.0) / 6.0, torch.where(x >= 3.0, x, x * 0.0))
+    return _inplace_result(input, out, inplace)
 
 
 def softsign(input):
@@ -170,8 +192,37 @@ def hardshrink(input, lambd=0.5):
 
 
 def threshold(input, threshold, value, inplace=False):
-    out = torch.where(input > threshold, input, torch.full_like(input, value))
+    x = _inplace_source(input, inplace)
+    out = torch.where(x > threshold, x, torch.full_like(x, value))
     return _inplace_result(input, out, inplace)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, inplace=True)
 
 
 def glu(input, dim=-1):

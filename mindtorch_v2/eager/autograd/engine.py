@@ -158,12 +158,7 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor):
         rule = rules[i]
         gi = None if rule is None else rule(g, out, *primals, **node.params)
         grads_in.append(gi)
-    if node.hooks:
-        for hook in node.hooks:
-            hook(tuple(grads_in), tuple(gs))
-    for edge, gi in zip(node.next_functions, grads_in):
-        if gi is not None:
-            push(edge, gi)
+    _propagate(node, grads_in, gs, push)
     if not retain_graph:
         node.freed = True
         node.saved = {}
@@ -172,12 +167,16 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor):
 
 def _run_custom(node, gs, push, create_graph, retain_graph):
     """A node that runs itself (autograd.Function): apply(grads, create_graph) -> one grad per edge."""
-    grads_in = node.apply(gs, create_graph)
+    _propagate(node, node.apply(gs, create_graph), gs, push)
+    if not retain_graph:
+        node.release_variables()
+
+
+def _propagate(node, grads_in, gs, push):
+    """Run the node's post hooks, then send each input gradient along its edge."""
     if node.hooks:
         for hook in node.hooks:
             hook(tuple(grads_in), tuple(gs))
     for edge, gi in zip(node.next_functions, grads_in):
         if gi is not None:
             push(edge, gi)
-    if not retain_graph:
-        node.release_variables()

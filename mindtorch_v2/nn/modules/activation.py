@@ -150,6 +150,23 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
+class RReLU(Module):
+    """x for x >= 0, a * x otherwise, a ~ U(lower, upper) per element in training and (lower + upper) / 2 in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace_str}"
+
+
 class Sigmoid(Module):
     def forward(self, input):
         return torch.sigmoid(input)

@@ -305,14 +305,10 @@ class ParameterList(Module):
             if isinstance(p, Tensor):
                 size = "x".join(str(s) for s in p.shape)
                 kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-                lines.append(f"  ({k}): {kind} containing: [{p.type()} of size {size}]")
+                lines.append(f"  ({k}): {kind} containing: [{p.dtype} of size {size}]")  # torch: dtype here
             else:
                 lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
-
-    def __repr__(self):
-        body = self.extra_repr()
-        return self._get_name() + "(" + ("\n" + body + "\n" if body else "") + ")"
 
 
 class ParameterDict(Module):
@@ -356,7 +352,17 @@ class ParameterDict(Module):
         return (self[k] for k in self._keys)
 
     def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
+        """Add the (key, parameter) pairs; a plain (unordered-by-contract) mapping is added in sorted key order,
+        an OrderedDict or ParameterDict in its own order, as torch does."""
+        if not isinstance(parameters, collections.abc.Iterable):
+            raise TypeError("ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                            + type(parameters).__name__)
+        if isinstance(parameters, (collections.OrderedDict, ParameterDict)):
+            items = list(parameters.items())
+        elif isinstance(parameters, collections.abc.Mapping):
+            items = sorted(parameters.items())
+        else:
+            items = list(parameters)
         for k, v in items:
             self[k] = v
 
@@ -364,9 +370,5 @@ class ParameterDict(Module):
         lines = []
         for k, p in self.items():
             size = "x".join(str(s) for s in p.shape)
-            lines.append(f"  ({k}): Parameter containing: [{p.type()} of size {size}]")
+            lines.append(f"  ({k}): Parameter containing: [{p.type()} of size {size}]")  # and the type name here
         return "\n".join(lines)
-
-    def __repr__(self):
-        body = self.extra_repr()
-        return self._get_name() + "(" + ("\n" + body + "\n" if body else "") + ")"
