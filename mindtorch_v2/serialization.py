@@ -6,8 +6,12 @@ Layout of the archive (stored, uncompressed, like torch's own zip format):
                                           "tensors": [record, ...], "root": <value>}
     mindtorch_checkpoint/tensors/<i>.npy one per record with data (meta tensors have none)
 
-A record is {"kind": "tensor"|"ndarray", "dtype", "shape", ...}; tensors add
-"device", "requires_grad" and "parameter". A <value> is JSON: null, booleans,
+A record is {"kind": "tensor"|"ndarray"|"storage", "dtype", "shape", ...}; tensors add
+"device", "requires_grad" and "parameter". Tensors that share a storage (views of one
+base, or the detached copies of a tied weight in a state_dict) are saved as torch saves
+them: one "storage" record with the base's data (version 2 files), and per tensor a
+"view": {"storage": <record index>, "strides", "offset"} instead of data of its own, so
+after loading they share memory again. Files without shared storages stay version 1. A <value> is JSON: null, booleans,
 ints, strings and finite floats stand for themselves, a JSON list is a python
 list, and everything else is a one-key object naming its kind, e.g.
 {"tensor": 0}, {"tuple": [...]}, {"dict": [[key, value], ...]}, {"float": "nan"}.
@@ -39,7 +43,8 @@ from .eager import creation as _creation
 from .eager.tensor import Size, Tensor
 
 FORMAT = "mindtorch_v2.save"
-VERSION = 1
+VERSION = 2  # the newest version written; 1 (no storage records) is still written when it suffices
+_READABLE = (1, 2)
 _PREFIX = "mindtorch_checkpoint/"
 _DOC = _PREFIX + "data.json"
 _NDARRAY_KINDS = "biufc"  # plain numeric numpy arrays; never object, string or structured dtypes
@@ -78,6 +83,7 @@ class _Encoder:
         self._keep = []  # keeps memoised objects alive so their ids stay unique
         self._active = set()  # ids of containers being encoded (cycle check)
         self._parameter = None
+        self._by_storage = {}  # id(storage) -> (storage, [(record index, tensor)]) for cpu tensors
 
     def encode(self, obj, path):
         if obj is None or obj is True or obj is False:
@@ -156,8 +162,31 @@ class _Encoder:
         else:
             if device.type != "cpu":
                 d = d.to("cpu")
-            array = np.asarray(d._value(), order="C")  # a view is saved as its own values
-        return self._remember(t, record, array)
+            array = np.asarray(d._value(), order="C")  # a view alone is saved as its own values
+        index = self._remember(t, record, array)
+        if device.type == "cpu":
+            storage = d._storage
+            self._by_storage.setdefault(id(storage), (storage, []))[1].append((index, d))
+        return index
+
+    def share_storages(self):
+        """Turn the tensors that share a storage into views of one storage record; returns the file version."""
+        version = 1
+        for storage, members in self._by_storage.values():
+            if len(members) < 2:
+                continue
+            version = VERSION
+            base = storage.value
+            sindex = len(self.records)
+            self.records.append({"kind": "storage", "dtype": base.dtype.name, "shape": [int(s) for s in base.shape],
+                                 "device": "cpu"})
+            self.arrays.append(np.asarray(base, order="C"))
+            for index, d in members:
+                _, strides, offset = d._geometry()
+                self.records[index]["view"] = {"storage": sindex, "strides": [int(s) for s in strides],
+                                               "offset": int(offset)}
+                self.arrays[index] = None
+        return version
 
     def _ndarray(self, a, path):
         index = self._memo.get(id(a))
@@ -175,7 +204,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     """Write `obj` (tensors inside nested containers) to the path or binary file object `f`."""
     enc = _Encoder()
     root = enc.encode(obj, "obj")
-    doc = {"format": FORMAT, "version": VERSION, "tensors": enc.records, "root": root}
+    version = enc.share_storages()
+    doc = {"format": FORMAT, "version": version, "tensors": enc.records, "root": root}
     text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
@@ -236,6 +266,7 @@ class _Decoder:
         self.records = records
         self.map_location = map_location
         self._loaded = {}
+        self._storages = {}  # storage record index -> the placed base tensor
 
     def decode(self, node, path):
         t = type(node)
@@ -284,8 +315,9 @@ class _Decoder:
         return value
 
     def _build_tensor(self, index, record):
-        _expect(set(record) == {"kind", "dtype", "shape", "device", "requires_grad", "parameter"},
-                f"tensor record {index} has keys {sorted(record)}")
+        keys = {"kind", "dtype", "shape", "device", "requires_grad", "parameter"}
+        _expect(set(record) == keys or set(record) == keys | {"view"}, f"tensor record {index} has keys "
+                f"{sorted(record)}")
         try:
             dtype = _dt.from_name(record["dtype"])
         except (KeyError, TypeError):
@@ -303,11 +335,14 @@ class _Decoder:
         except (RuntimeError, TypeError) as e:
             raise _Invalid(f"tensor record {index} has device {location!r}: {e}") from None
 
-        if saved_device.type == "meta":
-            t = _creation.empty(shape, dtype=dtype, device="meta")
+        if "view" in record:
+            t = self._view(index, record["view"], dtype, shape)
         else:
-            t = _creation.from_numpy(self._read_array(index, dtype.np, shape))
-        t = self._place(t, saved_device, location)
+            if saved_device.type == "meta":
+                t = _creation.empty(shape, dtype=dtype, device="meta")
+            else:
+                t = _creation.from_numpy(self._read_array(index, dtype.np, shape))
+            t = self._place(t, saved_device, location)
         if parameter:
             cls = _parameter_class(import_it=True)
             if cls is not None:
@@ -315,6 +350,37 @@ class _Decoder:
         if requires_grad and t.is_leaf:
             t.requires_grad_(True)
         return t
+
+    def _view(self, index, view, dtype, shape):
+        """A tensor sharing the memory of a storage record (a leaf: no autograd link to the others)."""
+        _expect(type(view) is dict and set(view) == {"storage", "strides", "offset"},
+                f"tensor record {index} has an invalid view")
+        sindex, strides, offset = view["storage"], view["strides"], view["offset"]
+        _expect(_is_int(sindex) and 0 <= sindex < len(self.records) and type(self.records[sindex]) is dict
+                and self.records[sindex].get("kind") == "storage", f"tensor record {index} views {sindex!r}, "
+                "not a storage record")
+        base = self._storage(sindex)
+        _expect(base.dtype is dtype, f"tensor record {index} has dtype {dtype}, its storage {base.dtype}")
+        _expect(type(strides) is list and len(strides) == len(shape) and all(_is_int(s) and s >= 0 for s in strides)
+                and _is_int(offset) and offset >= 0, f"tensor record {index} has an invalid view geometry")
+        extent = offset + sum((n - 1) * st for n, st in zip(shape, strides)) if all(shape) else 0
+        _expect(extent < max(base.numel(), 1) or not all(shape),
+                f"tensor record {index} reaches past the end of its storage")
+        return base._view_of(shape, strides, offset).detach()
+
+    def _storage(self, sindex):
+        base = self._storages.get(sindex)
+        if base is None:
+            record = self.records[sindex]
+            _expect(set(record) == {"kind", "dtype", "shape", "device"} and record["device"] == "cpu",
+                    f"storage record {sindex} has keys {sorted(record)}")
+            try:
+                dtype = _dt.from_name(record["dtype"])
+            except (KeyError, TypeError):
+                raise _Invalid(f"storage record {sindex} has unknown dtype {record['dtype']!r}") from None
+            array = self._read_array(sindex, dtype.np, _shape(record["shape"], sindex))
+            base = self._storages[sindex] = self._place(_creation.from_numpy(array), core.device("cpu"), "cpu")
+        return base
 
     def _place(self, t, saved_device, location):
         ml = self.map_location
@@ -533,7 +599,7 @@ def _load_archive(fh, map_location):
         except json.JSONDecodeError as e:
             raise _Invalid(f"{_DOC} is not valid JSON ({e})") from None
         _expect(type(doc) is dict and doc.get("format") == FORMAT, f"{_DOC} does not describe a {FORMAT} file")
-        _expect(doc.get("version") == VERSION, f"unsupported format version {doc.get('version')!r} "
-                f"(this mindtorch reads version {VERSION})")
+        _expect(doc.get("version") in _READABLE, f"unsupported format version {doc.get('version')!r} "
+                f"(this mindtorch reads versions {', '.join(map(str, _READABLE))})")
         _expect(set(doc) == {"format", "version", "tensors", "root"}, f"{_DOC} has keys {sorted(doc)}")
         return _Decoder(zf, doc["tensors"], map_location).decode(doc["root"], "obj")

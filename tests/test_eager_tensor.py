@@ -589,8 +589,10 @@ def test_setitem_casts_values_to_the_tensor_dtype():
     assert t.dtype is torch.int64 and t[1].tolist() == [2, 2, 2, 2]
     f = torch.zeros(3)
     f[0] = torch.tensor(9)
-    f[[1, 2]] = torch.tensor([1, 2], dtype=torch.int32)
+    f[[1, 2]] = torch.tensor([1, 2], dtype=torch.int32).float()
     assert f.dtype is torch.float32 and f.tolist() == [9.0, 1.0, 2.0]
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match"):
+        f[[1, 2]] = torch.tensor([1, 2], dtype=torch.int32)  # index_put does not cast, unlike copy_
 
 
 def test_setitem_is_seen_through_views():

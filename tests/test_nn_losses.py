@@ -193,7 +193,7 @@ def test_classification_loss_errors():
         F.cross_entropy(T(randn(2, 4)), L([1, 7]))
     with pytest.raises(IndexError, match="Target -2 is out of bounds"):
         F.nll_loss(T(randn(2, 4)), L([1, -2]))
-    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Float"):
         F.nll_loss(T(randn(2, 4)), torch.tensor([1.0, 0.0]))
     with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 4 classes or no classes"):
         F.cross_entropy(T(randn(2, 4)), L([1, 0]), weight=T([1.0, 2.0]))

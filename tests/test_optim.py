@@ -274,7 +274,7 @@ def test_step_records_no_history_even_when_grad_mode_is_on():
 
 def test_training_with_backward_reaches_low_loss():
     rng = np.random.default_rng(0)
-    x = torch.tensor(rng.standard_normal((64, 3)))
+    x = torch.tensor(rng.standard_normal((64, 3)), dtype=torch.float32)  # float64 @ float32 raises in torch
     true_w = torch.tensor([[1.5], [-2.0], [0.5]])
     y = x @ true_w + 0.3
     for opt_cls, kw in [(torch.optim.SGD, dict(lr=0.1, momentum=0.9)), (torch.optim.Adam, dict(lr=0.1)),

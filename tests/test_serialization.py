@@ -79,12 +79,21 @@ def test_zero_dim_and_empty_tensors():
     assert empty.shape == torch.Size([0, 3]) and empty.dtype == torch.int8
 
 
-def test_views_are_saved_as_their_values():
+def test_a_lone_view_is_saved_as_its_values():
+    base = torch.arange(12.0).reshape(3, 4)
+    out = roundtrip({"t": base.t()})
+    assert out["t"].tolist() == base.t().tolist() and out["t"].is_contiguous()
+
+
+def test_views_of_one_base_keep_their_geometry_and_share_memory_as_in_torch():
     base = torch.arange(12.0).reshape(3, 4)
     out = roundtrip({"t": base.t(), "strided": base[::2, 1::2], "row": base[1]})
-    assert out["t"].tolist() == base.t().tolist() and out["t"].is_contiguous()
-    assert out["strided"].tolist() == [[1.0, 3.0], [9.0, 11.0]]
-    assert out["row"].tolist() == [4.0, 5.0, 6.0, 7.0]
+    assert out["t"].tolist() == base.t().tolist() and out["t"].stride() == (1, 4)
+    assert out["strided"].tolist() == [[1.0, 3.0], [9.0, 11.0]] and out["strided"].stride() == (8, 2)
+    assert out["row"].tolist() == [4.0, 5.0, 6.0, 7.0] and out["row"].storage_offset() == 4
+    out["row"][1] = -1.0
+    assert out["t"][1, 1].item() == -1.0 and out["strided"][0, 0].item() == 1.0
+    assert all(t.is_leaf and t.grad_fn is None for t in out.values())
 
 
 def test_loaded_tensors_are_independent_copies():

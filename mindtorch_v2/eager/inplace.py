@@ -23,6 +23,7 @@ from .autograd.graph import AccumulateGrad
 from .dispatch import record_node
 from .functionalize import is_functionalizing
 from .ops import check_scalar_fits
+from .views import _getitem_is_basic, getitem, index_key
 from .tensor import Tensor
 
 
@@ -62,13 +63,18 @@ def _broadcast_or(a, b):
 def apply(self, compute, name):
     """Run an in-place op: compute() gives the new value of self (out of place)."""
     self._check_inplace()
-    _check_no_overlap(self)
+    if name not in _OVERLAP_ALLOWED:
+        _check_no_overlap(self)
     try:
         new = _conform(self, compute(), name)
     except (ValueError, RuntimeError) as e:  # the core's shape errors are RuntimeErrors in torch
         raise RuntimeError(str(e)) from None
     write(self, new)
     return self
+
+
+# torch writes these into an expanded (self-overlapping) tensor without complaint
+_OVERLAP_ALLOWED = frozenset(("fill_", "zero_", "masked_fill_"))
 
 
 def _check_no_overlap(self):
@@ -209,7 +215,8 @@ def fill_(self, value):
     else:
         check_scalar_fits(value, self.dtype)
         full = core.full(self._shape, value, dtype=self.dtype, device=self.device)
-    return apply(self, lambda: _self_or_const(self, full), "fill_")
+    # (torch lets a number, not a tensor, fill an expanded tensor)
+    return apply(self, lambda: _self_or_const(self, full), "fill_" if not isinstance(value, Tensor) else "fill_tensor_")
 
 
 def copy_(self, src, non_blocking=False):
@@ -245,19 +252,25 @@ def _raise_copy(src, dst):
 
 def setitem(self, key, value):
     """self[key] = value: a view write for basic keys, a scatter for tensor / mask keys."""
-    from .views import _getitem_is_basic
+    if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
+        return
     if isinstance(value, Tensor) and value._shape[:1] == (1,):
         value = _strip_leading_ones(value)
-    if _getitem_is_basic(key):
+    basic = _getitem_is_basic(key)
+    if not basic:
+        key = index_key(self, key)
+    if isinstance(value, Tensor) and value.dtype is not self.dtype and _index_put(key, basic):
+        raise RuntimeError("Index put requires the source and destination dtypes match, got "
+                           f"{_dt_name(self.dtype)} for the destination and {_dt_name(value.dtype)} for the source.")
+    if basic:
         view = self[key]
         copy_(view, value if isinstance(value, Tensor) else _scalar_like(value, view))
         return
     self._check_inplace()
-    positions = core.getitem(core.reshape(core.arange(self.numel(), device=self.device), self._shape),
-                             _plain_key(key))
+    # the flat positions key selects, read with the eager getitem (torch's placement of advanced dims)
+    positions = Tensor._from_value(core.reshape(core.arange(self.numel(), device=self.device), self._shape))
+    positions = getitem(positions, key)._value()
     value = value if isinstance(value, Tensor) else _scalar_like(value, self)
-    if value.dtype is not self.dtype:
-        value = Tensor._wrap(core.cast(value, self.dtype))
     flat_pos = core.reshape(positions, (-1,))
     try:
         vals = core.broadcast_to(value, tuple(positions.shape))
@@ -271,6 +284,16 @@ def setitem(self, key, value):
     apply(self, lambda: Tensor._wrap(compute()), "__setitem__")
 
 
+def _index_put(key, basic):
+    """Whether torch writes self[key] with index_put (which, unlike copy_, refuses a value of another dtype):
+    keys with index tensors, lists or bool scalars inside a tuple; a 0-dim integer tensor counts as an int."""
+    keys = key if isinstance(key, tuple) else (key,)
+    if basic:
+        return isinstance(key, tuple) and any(isinstance(k, (bool, np.bool_)) for k in keys)
+    return not all(_getitem_is_basic(k) or isinstance(k, Tensor) and not k._shape and k.dtype.category == _dt.INT
+                   for k in keys)
+
+
 def _strip_leading_ones(value):
     """value without its leading size-1 dims: torch's setitem accepts t[0] = tensor([x])."""
     shape = value._shape
@@ -281,15 +304,8 @@ def _strip_leading_ones(value):
 
 
 def _scalar_like(value, like):
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {like._desc().split()[0]}")
     check_scalar_fits(value, like.dtype)
     return Tensor._wrap(core.asarray(value, dtype=like.dtype if not isinstance(value, np.ndarray) else None,
                                      device=like.device))
-
-
-def _plain_key(key):
-    """Tensors inside an index key as plain core values (positions carry no gradient)."""
-    if isinstance(key, tuple):
-        return tuple(_plain_key(k) for k in key)
-    if isinstance(key, Tensor):
-        return key._value()
-    return key

@@ -291,6 +291,8 @@ _LIMITS[_dt.float32] = (float(np.finfo(np.float32).min), float(np.finfo(np.float
 def check_scalar_fits(value, dtype):
     """torch's check when a python number is written into a tensor (fill_, masked_fill, setitem): a value out
     of the dtype's range is a RuntimeError (unsigned types accept -max..max for ints; inf and nan pass)."""
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
     limits = _LIMITS.get(dtype)
     if limits is None or isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         return
@@ -724,9 +726,13 @@ def masked_select(input, mask):
 def cat(tensors, dim=0):
     tensors = [_t(x) for x in tensors]
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     ref = builtins.max(tensors, key=lambda x: x.ndim)
-    tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0) or x is ref]  # legacy empty tensors
+    dtype = _dt.result_type(*tensors) if builtins.any(x.dtype is not ref.dtype for x in tensors) else ref.dtype
+    # legacy empty tensors (shape (0,)) take part in the dtype only
+    tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0) or x is ref]
+    if builtins.any(x.dtype is not dtype for x in tensors):
+        tensors = [_w(core.cast(x, dtype)) for x in tensors]
     d = _dim(dim, ref.ndim)
     for k, x in enumerate(tensors):
         if x.ndim != ref.ndim:
@@ -853,7 +859,14 @@ def broadcast_shapes(*shapes):
 
 
 def matmul(input, other):
-    return _w(core.matmul(input, other))
+    if input.dtype is not other.dtype:  # torch does not promote here
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {input.dtype} != {other.dtype}")
+    if input.dtype is _dt.bool_ and input.numel() and other.numel():
+        raise UnsupportedDTypeError('"matmul" not implemented for \'Bool\'')
+    try:
+        return _w(core.matmul(input, other))
+    except ValueError as e:  # the core's shape errors: RuntimeError in torch
+        raise RuntimeError(str(e)) from None
 
 
 def mm(input, mat2):
@@ -912,7 +925,10 @@ def einsum(equation, *operands):
         pairs = [_einsum_diagonal(sp, x) for sp, x in zip(specs, operands)]
         specs, operands = [p[0] for p in pairs], [p[1] for p in pairs]
         equation = ",".join(specs) + "->" + out
-    return _w(core.einsum(equation, *operands))
+    try:
+        return _w(core.einsum(equation, *operands))
+    except ValueError as e:  # the core's spec and shape errors: RuntimeError in torch
+        raise RuntimeError(str(e)) from None
 
 
 def _has_repeat(spec):

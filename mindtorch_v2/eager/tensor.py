@@ -7,6 +7,7 @@ Views share the Storage, hence its value and version counter. Autograd state:
 `_grad`, and for views `_base` plus the storage version their history matches.
 """
 import copy as _copy
+import math
 
 import numpy as np
 
@@ -191,6 +192,8 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None):
         shape, strides, _ = self._geometry()
+        if 0 in shape:
+            return True
         expect = contiguous_strides(shape)
         return all(st == e or s == 1 for s, st, e in zip(shape, strides, expect))
 
@@ -412,7 +415,11 @@ class Tensor:
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node, nr = self._edge()
-        return node.add_pre_hook(nr, hook)
+        handle = node.add_pre_hook(nr, hook)
+        hooks = node.pre_hooks[nr]
+        if len(hooks) > 1 and getattr(hooks[-2], "retains_grad_hook", False):
+            hooks.append(hooks.pop(-2))  # as in torch, retain_grad sees the grad after every other hook
+        return handle
 
     def retain_grad(self):
         if not self._rg:
@@ -427,6 +434,7 @@ class Tensor:
             if t is not None:
                 t._grad = g.detach() if t._grad is None else Tensor._from_value(
                     core.add(t._grad._value(), g._value()))
+        keep.retains_grad_hook = True
         self.register_hook(keep)
         self._retains_grad = True
 
@@ -491,49 +499,130 @@ def _dim(d, ndim):
     return d % n
 
 
-def _float_formatter(arr):
-    """PyTorch's float print rule: whole numbers as `1.`, 4 decimals, or scientific notation when the
-    finite non-zero magnitudes span more than 1000x, exceed 1e8 or fall below 1e-4; padded to one width."""
-    sample = arr if arr.size <= 1000 else np.concatenate([arr.reshape(-1)[:3], arr.reshape(-1)[-3:]])
-    finite = sample[np.isfinite(sample)].astype(np.float64)
-    nonzero = np.abs(finite[finite != 0])
-    whole = bool(np.all(finite == np.round(finite)))
-    sci = False
-    if nonzero.size:
-        hi, lo = float(nonzero.max()), float(nonzero.min())
-        sci = hi > 1e8 if whole else (hi / lo > 1000 or hi > 1e8 or lo < 1e-4)
+# printing: a port of torch/_tensor_str.py (precision 4, threshold 1000, edgeitems 3, linewidth 80)
+_PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH = 4, 1000, 3, 80
 
-    def one(v):
-        if not np.isfinite(v):
-            return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
-        if sci:
-            return f"{v:.4e}"
-        return f"{v:.0f}." if whole else f"{v:.4f}"
-    width = max((len(one(v)) for v in sample.reshape(-1)), default=0)
-    return lambda v: one(v).rjust(width)
+
+class _Formatter:
+    """torch's _Formatter: one width for every element; floats in int mode (`1.`), fixed (4 decimals) or
+    scientific notation, decided from the finite non-zero values only."""
+
+    def __init__(self, arr):
+        self.floating = arr.dtype.kind == "f"
+        self.int_mode, self.sci_mode, self.max_width = True, False, 1
+        flat = arr.reshape(-1)
+        if not self.floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(str(v)))
+            return
+        vals = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if not vals.size:
+            return
+        mags = np.abs(vals)
+        lo, hi = float(mags.min()), float(mags.max())
+        self.int_mode = bool(np.all(vals == np.ceil(vals)))
+        self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+        for v in vals.tolist():
+            if self.sci_mode:
+                n = len(f"{v:.{_PRECISION}e}")
+            elif self.int_mode:
+                n = len(f"{v:.0f}") + 1
+            else:
+                n = len(f"{v:.{_PRECISION}f}")
+            self.max_width = max(self.max_width, n)
+
+    def format(self, v):
+        if self.floating:
+            if self.sci_mode:
+                ret = f"{v:{self.max_width}.{_PRECISION}e}"
+            elif self.int_mode:
+                ret = f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".")
+            else:
+                ret = f"{v:.{_PRECISION}f}"
+        else:
+            ret = str(v)
+        return (self.max_width - len(ret)) * " " + ret
+
+
+def _summarized(arr):
+    """The elements torch's formatter sees for a large tensor: the edge items of every dim."""
+    if arr.ndim == 0:
+        return arr
+    if arr.ndim == 1:
+        return np.concatenate([arr[:_EDGEITEMS], arr[-_EDGEITEMS:]]) if arr.shape[0] > 2 * _EDGEITEMS else arr
+    rows = list(range(arr.shape[0]))
+    if arr.shape[0] > 2 * _EDGEITEMS:
+        rows = rows[:_EDGEITEMS] + rows[-_EDGEITEMS:]
+    return np.stack([_summarized(arr[i]) for i in rows])
+
+
+def _vector_str(arr, indent, summarize, fmt):
+    per_line = max(1, math.floor((_LINEWIDTH - indent) / (fmt.max_width + 2)))
+    if summarize and arr.shape[0] > 2 * _EDGEITEMS:
+        data = ([fmt.format(v) for v in arr[:_EDGEITEMS].tolist()] + [" ..."]
+                + [fmt.format(v) for v in arr[-_EDGEITEMS:].tolist()])
+    else:
+        data = [fmt.format(v) for v in arr.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _array_str(arr, indent, summarize, fmt):
+    if arr.ndim == 0:
+        return fmt.format(arr.item())
+    if arr.ndim == 1:
+        return _vector_str(arr, indent, summarize, fmt)
+    if summarize and arr.shape[0] > 2 * _EDGEITEMS:
+        slices = ([_array_str(arr[i], indent + 1, summarize, fmt) for i in range(_EDGEITEMS)] + ["..."]
+                  + [_array_str(arr[i], indent + 1, summarize, fmt)
+                     for i in range(arr.shape[0] - _EDGEITEMS, arr.shape[0])])
+    else:
+        slices = [_array_str(arr[i], indent + 1, summarize, fmt) for i in range(arr.shape[0])]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _add_suffixes(body, suffixes, indent):
+    out = [body]
+    last = len(body) - body.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > _LINEWIDTH:
+            out.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            out.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(out) + ")"
 
 
 def _format(t):
     v = t._value()
-    extra = []
     if not isinstance(v, _array.Array):
         return f"tensor(<traced {type(v).__name__}>, shape={list(t._shape)})"
+    prefix = "tensor("
+    suffixes = []
+    if t.device.type != "cpu":
+        suffixes.append(f"device='{t.device}'")
     if t.device.type == "meta":
-        return f"tensor(..., device='meta', size={tuple(t._shape)}" + (
-            f", dtype={t.dtype}" if t.dtype is not _dt.default_float else "") + ")"
-    arr = np.asarray(v)
-    if arr.size == 0 and arr.ndim > 1:
-        body = "[]"
-        extra.append(f"size={tuple(arr.shape)}")
-    elif arr.dtype.kind == "f":
-        body = np.array2string(arr, separator=", ", prefix="tensor(", max_line_width=80,
-                               formatter={"float_kind": _float_formatter(arr)})
+        body = "..."
+        suffixes.append(f"size={tuple(t._shape)}")
+        if t.dtype is not _dt.default_float:
+            suffixes.append(f"dtype={t.dtype}")
     else:
-        body = np.array2string(arr, separator=", ", prefix="tensor(", max_line_width=80)
-    if t.dtype not in (_dt.default_float, _dt.int64, _dt.bool_) or (arr.size == 0 and t.dtype is not _dt.default_float):
-        extra.append(f"dtype={t.dtype}")
+        arr = np.asarray(v)
+        if arr.size == 0:
+            body = "[]"
+            if arr.ndim != 1:
+                suffixes.append(f"size={tuple(arr.shape)}")
+            if t.dtype is not _dt.default_float:
+                suffixes.append(f"dtype={t.dtype}")
+        else:
+            if t.dtype not in (_dt.default_float, _dt.int64, _dt.bool_):
+                suffixes.append(f"dtype={t.dtype}")
+            summarize = arr.size > _THRESHOLD
+            fmt = _Formatter(_summarized(arr) if summarize else arr)
+            body = _array_str(arr, len(prefix), summarize, fmt)
     if t._grad_fn is not None:
-        extra.append(f"grad_fn=<{t._grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")
     elif t._rg:
-        extra.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extra) + ")"
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, len(prefix))

@@ -210,8 +210,10 @@ def narrow(self, dim, start, length):
     start = int(start)
     if start < 0:
         start += size
-    if not 0 <= start <= size or length < 0 or start + length > size:
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    if not 0 <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return _slice_view(self, d, start, start + length, 1)
 
 
@@ -221,8 +223,7 @@ def _slice_view(self, d, start, stop, step):
     new_shape = shape[:d] + (n,) + shape[d + 1:]
     new_strides = strides[:d] + (strides[d] * step,) + strides[d + 1:]
     key = tuple(slice(start, stop, step) if i == d else slice(None) for i in range(len(shape)))
-    return _view(self, new_shape, new_strides, offset + (start * strides[d] if n else 0),
-                 lambda x: core.static_slice(x, key))
+    return _view(self, new_shape, new_strides, offset + start * strides[d], lambda x: core.static_slice(x, key))
 
 
 def select(self, dim, index):
@@ -316,8 +317,9 @@ def chunk(self, chunks, dim=0):
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _dim(dim, self.ndim)
     size = self._shape[d]
-    step = -(-size // chunks) if size else 1
-    return split(self, step, d)
+    if not size:  # torch: `chunks` empty pieces
+        return tuple(_slice_view(self, d, 0, 0, 1) for _ in range(chunks))
+    return split(self, -(-size // chunks), d)
 
 
 def unbind(self, dim=0):
@@ -374,7 +376,48 @@ def getitem(self, key):
     """Basic indexing (ints, slices, None, ...) gives a view; tensors, lists and masks give a copy."""
     if _getitem_is_basic(key):
         return _basic_view(self, key)
-    return _advanced_getitem(self, key)
+    return _advanced_getitem(self, index_key(self, key))
+
+
+def _sequence_as_tuple(key):
+    """torch (after old NumPy): a short list holding sequences, tensors, slices, None or ... is a tuple of
+    indices, so x[[[0, 1], [2, 0]]] is x[[0, 1], [2, 0]]."""
+    return len(key) < 32 and any(k is None or k is Ellipsis or isinstance(k, (list, tuple, slice, Tensor, np.ndarray))
+                                 for k in key)
+
+
+def _is_mask(k):
+    if isinstance(k, Tensor):
+        return k.dtype is core.bool_
+    return isinstance(k, (list, np.ndarray)) and len(k) > 0 and np.asarray(k).dtype == np.bool_
+
+
+def index_key(self, key):
+    """An advanced index key as torch reads it: lists per `_sequence_as_tuple`, uint8 index tensors as masks;
+    float index tensors and masks whose shape differs from the dims they cover are IndexErrors."""
+    if isinstance(key, list) and _sequence_as_tuple(key):
+        key = tuple(key)
+    keys = list(key) if isinstance(key, tuple) else [key]
+    for i, k in enumerate(keys):
+        if isinstance(k, Tensor):
+            if k.dtype is core.uint8:
+                keys[i] = k = k.to(core.bool_)
+            elif k.dtype.category == core.dtypes.FLOAT:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    counts = [0 if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)) else
+              (len(k.shape) if isinstance(k, Tensor) else np.ndim(k)) if _is_mask(k) else 1 for k in keys]
+    dim = 0
+    for k, n in zip(keys, counts):
+        if k is Ellipsis:
+            dim += self.ndim - sum(counts)
+        elif _is_mask(k) and n:
+            mshape = tuple(k.shape) if isinstance(k, Tensor) else np.shape(k)
+            for j, m in enumerate(mshape):
+                if dim + j < self.ndim and m != self._shape[dim + j]:
+                    raise IndexError(f"The shape of the mask {list(mshape)} at index {j} does not match the shape "
+                                     f"of the indexed tensor {list(self._shape)} at index {dim + j}")
+        dim += n
+    return tuple(keys) if isinstance(key, tuple) else keys[0]
 
 
 def _is_int(k):
@@ -435,7 +478,8 @@ def _basic_view(self, key):
     for k in keys:
         if k is None or isinstance(k, (bool, np.bool_)):  # a bool scalar is a new axis of size 1 (True) or 0
             new_shape.append(1 if k is None or k else 0)
-            new_strides.append(1)
+            # torch unsqueezes here: the stride spans the next dim still to index (1 past the last)
+            new_strides.append(strides[axis] * shape[axis] if axis < len(shape) else 1)
             continue
         size, st = shape[axis], strides[axis]
         if isinstance(k, slice):
@@ -443,8 +487,7 @@ def _basic_view(self, key):
                 raise ValueError("step must be greater than zero")
             start, stop, step = k.indices(size)
             n = len(range(start, stop, step))
-            if n:
-                offset += start * st
+            offset += start * st  # (also for an empty slice, as torch)
             new_shape.append(n)
             new_strides.append(st * step)
         else:

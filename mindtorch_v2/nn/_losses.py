@@ -128,8 +128,8 @@ def _class_targets(input, target, name):
     """(input as (N, C, ...), target as (N, ...), unbatched?) after torch's shape and dtype checks."""
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if target.is_floating_point() or target.dtype is torch.bool:
-        raise RuntimeError(f"expected scalar type Long but found {_type_word(target.dtype)}")
+    if target.dtype is not torch.int64 and target.dtype is not torch.uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_type_word(target.dtype)}")
     unbatched = input.ndim == 1
     if unbatched:
         if target.ndim != 0:
@@ -146,8 +146,8 @@ def _class_targets(input, target, name):
 
 
 def _type_word(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "bool_": "Bool",
-            "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(d.name, d.name)
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+            "bool_": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(d.name, d.name)
 
 
 def _concrete(t):
@@ -259,6 +259,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {_type_word(target.dtype)} but expected {_type_word(input.dtype)}")
     values = _concrete(input)
     if values is not None and not np.all((values >= 0) & (values <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -302,6 +304,82 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduce(loss, reduction)
+
+
+def _pad_last(x, widths, value):
+    """x padded on the last axis by widths = (left, right) with value."""
+    return core.pad(x, ((0, 0),) * (x.ndim - 1) + (tuple(widths),), value=value)
+
+
+def _int_list(v):
+    if isinstance(v, torch.Tensor):
+        return [int(a) for a in np.asarray(v.detach()).reshape(-1)]
+    if isinstance(v, int):
+        return [v]
+    return [int(a) for a in v]
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """-log p(target | input) summed over all CTC alignments, for log_probs (T, N, C) (or (T, C)).
+
+    The forward (alpha) recursion runs over time in log space for the whole batch at once, over the
+    targets extended with blanks (b, l1, b, l2, ..., b); 'mean' divides each loss by its target length
+    (at least 1) before averaging. The impossible-alignment value is a large finite negative number
+    rather than -inf, so the masked branches keep finite gradients; a loss that stays at it is inf
+    (0 with zero_infinity).
+    """
+    _check_reduction(reduction)
+    unbatched = log_probs.ndim == 2
+    lp = log_probs.unsqueeze(1) if unbatched else log_probs
+    if lp.ndim != 3:
+        raise RuntimeError(f"ctc_loss: expected log_probs of 2 or 3 dimensions, got {log_probs.ndim}")
+    steps, batch, classes = lp.shape
+    in_lens, tgt_lens = _int_list(input_lengths), _int_list(target_lengths)
+    if len(in_lens) != batch or len(tgt_lens) != batch:
+        raise RuntimeError(f"input_lengths and target_lengths must have {batch} entries, got {len(in_lens)} and "
+                           f"{len(tgt_lens)}")
+    if any(n > steps for n in in_lens):
+        raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got value "
+                           f"{max(in_lens)}")
+    tv = np.asarray(targets.detach()).astype(np.int64)
+    if unbatched or tv.ndim == 1:
+        offsets = np.cumsum([0] + tgt_lens)
+        rows = [tv[offsets[i]:offsets[i + 1]] for i in range(batch)]
+    else:
+        rows = [tv[i, :n] for i, n in enumerate(tgt_lens)]
+    width = 2 * max(tgt_lens + [0]) + 1
+    ext = np.full((batch, width), blank, np.int64)
+    skip = np.zeros((batch, width), bool)
+    for i, row in enumerate(rows):
+        ext[i, 1:2 * len(row):2] = row
+        # a label may follow the previous label directly (skipping the blank) unless they are equal
+        skip[i, 3:2 * len(row):2] = row[1:] != row[:-1]
+    neg = -1e30 if lp.dtype is not torch.float16 else -1e4
+    ext_t = torch.tensor(ext, device=lp.device)
+    skip_t = torch.tensor(skip, device=lp.device)
+    alive = [torch.tensor([t < n for n in in_lens], device=lp.device).unsqueeze(1) for t in range(steps)]
+    alpha = torch.full((batch, width), neg, dtype=lp.dtype, device=lp.device)
+    alpha = torch.where(torch.arange(width, device=lp.device) == 0, 0.0, alpha)
+    for t in range(steps):
+        a1 = _pad_last(alpha, (1, 0), neg)[:, :width]
+        a2 = torch.where(skip_t, _pad_last(alpha, (2, 0), neg)[:, :width], neg)
+        new = torch.stack([alpha, a1, a2]).logsumexp(0) + lp[t].gather(1, ext_t)
+        alpha = torch.where(alive[t], new, alpha)
+    last = torch.tensor([[2 * n, max(2 * n - 1, 0)] for n in tgt_lens], device=lp.device)
+    ends = alpha.gather(1, last)
+    ends = torch.where(torch.tensor([[True, n > 0] for n in tgt_lens], device=lp.device), ends, neg)
+    ll = ends.logsumexp(1)
+    impossible = ll < neg / 2
+    if zero_infinity:
+        loss = torch.where(impossible, 0.0, -ll)
+    else:
+        loss = torch.where(impossible, math.inf, -ll)
+    if reduction == "none":
+        return loss.squeeze(0) if unbatched else loss
+    if reduction == "sum":
+        return loss.sum()
+    lengths = torch.tensor([max(n, 1) for n in tgt_lens], dtype=loss.dtype, device=lp.device)
+    return (loss / lengths).mean()
 
 
 # ---------------------------------------------------------------------------

@@ -17,9 +17,9 @@ import mindtorch_v2 as torch
 
 from .. import core
 from ..eager.tensor import Tensor
-from ._losses import _concrete
+from ._losses import _concrete, _type_word
 from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: F401
-                      cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
+                      cross_entropy, ctc_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
                       margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
                       multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
                       triplet_margin_loss, triplet_margin_with_distance_loss)
@@ -344,6 +344,11 @@ def _conv(name, k, input, weight, bias, stride, padding, dilation, groups):
         shape = list(input.shape) if input.ndim == k + 2 else [1] + list(input.shape)
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{shape} to "
                            f"have {weight.shape[1] * groups} channels, but got {channels} channels instead")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({_type_word(input.dtype).lower()}) and bias type "
+                           f"({_type_word(bias.dtype).lower()}) should be the same")
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {_type_word(input.dtype)} but found {_type_word(weight.dtype)}")
     if isinstance(padding, str):
         if padding not in ("same", "valid"):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
@@ -369,6 +374,80 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(name, k, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    """The adjoint of _conv with respect to its input, built the way conv's own input-gradient is:
+    columns w^T @ x per group, overlap-added back by windows_transpose, then the padding cropped."""
+    if input.ndim not in (k + 1, k + 2):
+        raise RuntimeError(f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {name}, but got input "
+                           f"of size: {list(input.shape)}")
+    if weight.ndim != k + 2:
+        raise RuntimeError(f"{name}: expected weight to be {k + 2}-dimensional, but got weight of size "
+                           f"{list(weight.shape)}")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({_type_word(input.dtype).lower()}) and bias type "
+                           f"({_type_word(bias.dtype).lower()}) should be the same")
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {_type_word(input.dtype)} but found {_type_word(weight.dtype)}")
+    unbatched = input.ndim == k + 1
+    x = input.unsqueeze(0) if unbatched else input
+    groups = int(groups)
+    stride = _pair_like(stride, k, "stride")
+    padding = _pair_like(padding, k, "padding")
+    output_padding = _pair_like(output_padding, k, "output_padding")
+    dilation = _pair_like(dilation, k, "dilation")
+    n, c_in = x.shape[0], x.shape[1]
+    if weight.shape[0] != c_in or c_in % groups:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                           f"{list(x.shape)} to have {weight.shape[0]} channels, but got {c_in} channels instead")
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
+    kernel = tuple(weight.shape[2:])
+    spatial = tuple(x.shape[2:])
+    out_sp = tuple((li - 1) * s - 2 * p + d * (kk - 1) + op + 1
+                   for li, s, p, d, kk, op in zip(spatial, stride, padding, dilation, kernel, output_padding))
+    if any(o <= 0 for o in out_sp):
+        raise RuntimeError(f"{name}: the output size {list(out_sp)} (input {list(spatial)}) is too small")
+    c_out = weight.shape[1] * groups
+    positions = 1
+    for li in spatial:
+        positions *= li
+    xm = x.reshape(n, groups, c_in // groups, positions)
+    wm = weight.reshape(groups, c_in // groups, -1)  # (G, Cin/G, Cout/G * K)
+    cols = torch.matmul(wm.transpose(-1, -2), xm)  # (N, G, Cout/G * K, P)
+    cols = cols.reshape((n, c_out) + kernel + spatial)
+    cols = cols.permute((0, 1) + tuple(range(2 + k, 2 + 2 * k)) + tuple(range(2, 2 + k)))
+    covered = tuple((li - 1) * s + d * (kk - 1) + 1 for li, s, d, kk in zip(spatial, stride, dilation, kernel))
+    out = core.windows_transpose(cols, covered, kernel, stride, dilation)
+    # the output is covered[p : p + size] per dim; output_padding beyond the last window is zeros
+    extra = tuple(max(0, p + o - c) for p, o, c in zip(padding, out_sp, covered))
+    if any(extra):
+        out = core.pad(out, ((0, 0), (0, 0)) + tuple((0, e) for e in extra), value=0.0)
+    for i, (p, o, c) in enumerate(zip(padding, out_sp, covered)):
+        if p or o != c + extra[i]:
+            out = out.narrow(2 + i, p, o)
+    if bias is not None:
+        out = out + bias.reshape((-1,) + (1,) * k)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transpose (input-gradient) of conv2d: input (N, C_in, H, W), weight (C_in, C_out / groups, kH, kW)."""
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
 
 
 def _pool_args(name, k, input, kernel_size, stride, padding, dilation):
@@ -587,6 +666,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected at least 2D input (got {input.ndim}D input)")
     c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     shape = (1, c) + (1,) * (input.ndim - 2)
     if training:
         n = input.numel() // c if c else 0
@@ -651,6 +734,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
                            f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
     dims = tuple(range(input.ndim - k, input.ndim))
     mean = input.mean(dims, keepdim=True)
     centered = input - mean
@@ -681,6 +768,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
                            f"of shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
     x = input.reshape(n, num_groups, -1)
     mean = x.mean(-1, keepdim=True)
     centered = x - mean
@@ -797,60 +888,85 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     out = weight.index_select(0, flat)
     if padding_idx is not None:
         out = torch.where((flat == padding_idx).unsqueeze(-1), out.detach(), out)
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding: scale_grad_by_freq=True is not supported")
+    if scale_grad_by_freq and out.requires_grad:
+        # the gradient of each row is divided by how often its index occurs in this input; the value is unchanged
+        values = _concrete(flat)
+        if values is not None:
+            _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+            scale = torch.tensor((1.0 / counts)[inverse.reshape(-1)], dtype=out.dtype, device=out.device)
+        else:
+            scale = 1.0 / (flat.unsqueeze(0) == flat.unsqueeze(1)).sum(1).to(out.dtype)
+        scale = scale.unsqueeze(-1)
+        out = out * scale + (out * (1.0 - scale)).detach()
     return out.reshape(tuple(input.shape) + (weight.shape[1],))
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    if input.ndim == 2:
-        rows = embedding(input, weight, padding_idx, max_norm, norm_type)
-        if per_sample_weights is not None:
-            rows = rows * per_sample_weights.unsqueeze(-1)
-        return {"sum": rows.sum(1), "mean": rows.mean(1), "max": rows.amax(1)}[mode]
-    bounds = [int(o) for o in offsets.tolist()]
-    if not include_last_offset:
-        bounds.append(input.shape[0])
-    rows = embedding(input, weight, padding_idx, max_norm, norm_type)
+    """Sums / means / maxima of bags of embedding rows: the rows of a 2-D input, or the runs of a 1-D input
+    that start at `offsets`. Entries equal to padding_idx take no part (an empty bag gives zeros)."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
     if per_sample_weights is not None:
-        rows = rows * per_sample_weights.unsqueeze(-1)
+        if mode != "sum":
+            raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                      f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                      "on GitHub.")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not None, "
+                             f"then it must have the same shape as the input ({list(input.shape)})")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences.")
+        groups = [(0, input.shape[1])] * input.shape[0]
+        flat = input.reshape(-1)
+        psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        bounds = [int(o) for o in offsets.tolist()]
+        if not include_last_offset:
+            bounds.append(input.shape[0])
+        groups = None
+        flat, psw = input, per_sample_weights
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)
+    if psw is not None:
+        rows = rows * psw.unsqueeze(-1)
+    keep = None if padding_idx is None else (flat != padding_idx).unsqueeze(-1)
+    if groups is not None:  # a 2-D input: every bag has the same length, one reduction over dim 1
+        rows = rows.reshape(input.shape[0], input.shape[1], -1)
+        keep = keep.reshape(input.shape[0], input.shape[1], 1) if keep is not None else None
+        return _reduce_bag(rows, keep, mode, 1)
     bags = []
     for a, b in zip(bounds[:-1], bounds[1:]):
-        seg = rows[a:b]
-        if b == a:
-            bags.append(torch.zeros(weight.shape[1], dtype=weight.dtype))
+        if b <= a:
+            bags.append(torch.zeros(weight.shape[1], dtype=weight.dtype, device=weight.device))
         else:
-            bags.append({"sum": seg.sum(0), "mean": seg.mean(0), "max": seg.amax(0)}[mode])
+            bags.append(_reduce_bag(rows[a:b], keep[a:b] if keep is not None else None, mode, 0))
     return torch.stack(bags)
 
 
+def _reduce_bag(rows, keep, mode, dim):
+    """The mode-reduction of rows over dim, with the entries where keep is False left out."""
+    if keep is None:
+        return {"sum": rows.sum, "mean": rows.mean, "max": rows.amax}[mode](dim)
+    count = keep.sum(dim)
+    if mode == "max":
+        best = torch.where(keep, rows, -math.inf).amax(dim)
+        return torch.where(count > 0, best, 0.0)
+    total = torch.where(keep, rows, 0.0).sum(dim)
+    if mode == "sum":
+        return total
+    return total / count.clamp(min=1).to(rows.dtype)
+
+
 # ---------------------------------------------------------------------------
-# misc
-
-
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """im2col: (N, C, H, W) -> (N, C * kH * kW, L) sliding blocks."""
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
-    batched = input.ndim == 4
-    x = input if batched else input.unsqueeze(0)
-    kernel = _pair_like(kernel_size, 2, "kernel_size")
-    padding = _pair_like(padding, 2, "padding")
-    x = core.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding), value=0.0)
-    cols = core.windows(x, kernel, _pair_like(stride, 2, "stride"), _pair_like(dilation, 2, "dilation"))
-    n, c, oh, ow = cols.shape[:4]
-    out = cols.permute(0, 1, 4, 5, 2, 3).reshape(n, c * kernel[0] * kernel[1], oh * ow)
-    return out if batched else out.squeeze(0)
-
-
-def pixel_shuffle(input, upscale_factor):
-    r = upscale_factor
-    *lead, c, h, w = input.shape
-    out = input.reshape(*lead, c // (r * r), r, r, h, w)
-    n = len(lead)
-    out = out.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return out.reshape(*lead, c // (r * r), h * r, w * r)
+# helpers shared with _resize.py
 
 
 def _along(x, axis, m):
@@ -858,69 +974,8 @@ def _along(x, axis, m):
     return torch.matmul(x.movedim(axis, -1), m.t()).movedim(-1, axis)
 
 
-def _linear_weights(in_size, out_size, scale, align_corners):
-    """(out, in) linear interpolation matrix with torch's source index rule."""
-    rows = []
-    for j in range(out_size):
-        if align_corners:
-            src = j * ((in_size - 1) / (out_size - 1)) if out_size > 1 else 0.0
-        else:
-            src = max((j + 0.5) * scale - 0.5, 0.0)
-        i0 = min(int(math.floor(src)), in_size - 1)
-        i1 = min(i0 + 1, in_size - 1)
-        lam = src - i0
-        row = [0.0] * in_size
-        row[i0] += 1.0 - lam
-        row[i1] += lam
-        rows.append(row)
-    return rows
-
-
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
-                antialias=False):
-    """Resize the spatial dims (after N, C): modes nearest, nearest-exact, linear, bilinear, trilinear.
-
-    Source index of output j: nearest floor(j * s), nearest-exact floor((j + 0.5) * s), linear
-    (j + 0.5) * s - 0.5 clamped at 0 (or j * (in - 1) / (out - 1) with align_corners), s = in / out or
-    1 / scale_factor, as in torch. Each axis is a gather or a constant interpolation matrix.
-    """
-    linear_modes = {"linear": 1, "bilinear": 2, "trilinear": 3}
-    if mode not in ("nearest", "nearest-exact") and mode not in linear_modes:
-        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported")
-    k = input.ndim - 2
-    if mode in linear_modes and linear_modes[mode] != k:
-        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {linear_modes[mode] + 2}D input")
-    if mode not in linear_modes and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
-                         "bicubic | trilinear")
-    if (size is None) == (scale_factor is None):
-        raise ValueError("only one of size or scale_factor should be defined")
-    spatial = input.shape[2:]
-    if size is not None:
-        sizes = _pair_like(size, k, "size")
-        scales = [s_in / s_out for s_in, s_out in zip(spatial, sizes)]
-    else:
-        factors = (scale_factor,) * k if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
-        sizes = tuple(int(math.floor(s * f)) for s, f in zip(spatial, factors))
-        scales = [s_in / s_out for s_in, s_out in zip(spatial, sizes)] if recompute_scale_factor \
-            else [1.0 / f for f in factors]
-    out = input
-    for i, (s_in, s_out, sc) in enumerate(zip(spatial, sizes, scales)):
-        if mode in linear_modes:
-            m = torch.tensor(_linear_weights(s_in, s_out, sc, bool(align_corners)), dtype=input.dtype,
-                             device=input.device)
-            out = _along(out, 2 + i, m)
-            continue
-        offset = 0.5 if mode == "nearest-exact" else 0.0
-        idx = [min(int(math.floor((j + offset) * sc)), s_in - 1) for j in range(s_out)]
-        out = out.index_select(2 + i, torch.tensor(idx, dtype=torch.int64, device=input.device))
-    return out
-
-
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    return interpolate(input, size, scale_factor, mode, align_corners)
-
-
-# attention lives in its own file; it builds on linear / dropout / pad above
+# attention and resizing live in their own files; they build on linear / dropout / pad / pooling above
 from ._attention import (_canonical_mask, multi_head_attention_forward,  # noqa: E402,F401
                          scaled_dot_product_attention)
+from ._resize import (fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold, upsample,  # noqa: E402,F401
+                      upsample_bilinear, upsample_nearest)

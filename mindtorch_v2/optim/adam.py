@@ -9,16 +9,16 @@ from .optimizer import Optimizer, _call_closure, _lerp_, _no_grad_step, _step_co
 class Adam(Optimizer):
     """Adam; per step t (torch's formula):
 
-        g = -grad if maximize else grad;  g = g + weight_decay * p     (Adam; AdamW instead p *= 1 - lr * wd)
+        g = -grad if maximize else grad;  g = g + weight_decay * p
+            (with decoupled_weight_decay, as AdamW always has, p *= 1 - lr * wd instead)
         m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g;  vmax = max(vmax, v) with amsgrad
         denom = sqrt(v or vmax) / sqrt(1 - beta2**t) + eps
         p = p - lr / (1 - beta1**t) * m / denom
     """
 
-    _decoupled = False
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None):
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
@@ -32,7 +32,8 @@ class Adam(Optimizer):
         if differentiable:
             raise NotImplementedError(f"{type(self).__name__}(differentiable=True) is not supported")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
-                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused)
+                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def __setstate__(self, state):
@@ -40,6 +41,7 @@ class Adam(Optimizer):
         for group in self.param_groups:
             group.setdefault("amsgrad", False)
             group.setdefault("maximize", False)
+            group.setdefault("decoupled_weight_decay", False)
 
     @_no_grad_step
     def step(self, closure=None):
@@ -49,6 +51,7 @@ class Adam(Optimizer):
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
             beta1, beta2 = group["betas"]
             amsgrad, maximize = group["amsgrad"], group["maximize"]
+            decoupled = group["decoupled_weight_decay"]
             for p, grad in self._params_with_grad(group):
                 state = self.state[p]
                 if len(state) == 0:
@@ -60,7 +63,7 @@ class Adam(Optimizer):
                 if maximize:
                     grad = -grad
                 step = _step_count(state)
-                if weight_decay != 0 and not self._decoupled:
+                if weight_decay != 0 and not decoupled:
                     grad = grad.add(p, alpha=weight_decay)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 _lerp_(exp_avg, grad, 1 - beta1)
@@ -73,7 +76,7 @@ class Adam(Optimizer):
                     denom = max_sq.sqrt() / bias_correction2_sqrt + eps
                 else:
                     denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
-                if weight_decay != 0 and self._decoupled:
+                if weight_decay != 0 and decoupled:
                     # torch decays first; nothing in between reads p, and decaying here keeps fewer
                     # parameter-sized temporaries alive at once (fewer fresh pages from the allocator)
                     p.mul_(1 - lr * weight_decay)
@@ -84,10 +87,13 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Adam with decoupled weight decay: p *= 1 - lr * weight_decay before the Adam update (default 1e-2)."""
 
-    _decoupled = True
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
                  maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                          foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
-                         fused=fused)
+                         fused=fused, decoupled_weight_decay=True)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True  # AdamW always decouples, also for state saved by Adam

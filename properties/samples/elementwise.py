@@ -174,8 +174,23 @@ def _numeric_unary(draw, differentiable, lo=-4, hi=4):
 
 register("neg", _numeric_unary(True), linear=True)
 register("abs", _numeric_unary(True))
+
+
+@st.composite
+def _piecewise_constant(draw):
+    """sign / floor / ceil / round: zero derivative (as in PyTorch) away from the jumps; float64 values
+    k + 0.15..0.35 or k + 0.65..0.85 stay >= 0.15 from integers and half-integers (and from 0)."""
+    shape = draw(shapes(min_side=0))
+    if draw(st.booleans()):
+        return Sample((draw(any_array(shape, _NUMERIC, -4, 4)),))
+    whole = draw(ints(shape, np.int64, -4, 4))
+    frac = draw(floats(shape, 0.15, 0.35))
+    upper = draw(hnp.arrays(np.bool_, shape))
+    return Sample((np.asarray(whole + frac + 0.5 * upper),), diff=(0,))
+
+
 for _name in ("sign", "floor", "ceil", "round"):
-    register(_name, _numeric_unary(False))
+    register(_name, _piecewise_constant())
 register("logical_not", shapes(min_side=0).flatmap(any_array).map(lambda x: Sample((x,))))
 register("bitwise_not", shapes(min_side=0).flatmap(
     lambda s: any_array(s, (np.bool_,) + INT_DTYPES)).map(lambda x: Sample((x,))))
@@ -230,6 +245,8 @@ def _nonzero_ints(shape, dtype):
 
 @st.composite
 def _floor_divide(draw):
+    if draw(st.integers(0, 2)) == 2:  # float64 away from the jumps (see _remainder): zero derivative
+        return draw(_remainder(float_only=True))
     sx, sy = draw(broadcast_shapes(2))
     dtype = draw(st.sampled_from(_NUMERIC))
     if np.dtype(dtype).kind == "f":
@@ -237,15 +254,12 @@ def _floor_divide(draw):
     return Sample((draw(ints(sx, dtype, -9, 9)), draw(_nonzero_ints(sy, dtype))))
 
 
-register("floor_divide", _floor_divide())
-
-
 @st.composite
-def _remainder(draw):
+def _remainder(draw, float_only=False):
     """x % y away from the jumps: y in {+-0.5, +-1, +-2, +-4} and frac(x) in [0.1, 0.4] u [0.6, 0.9],
     so x / y is never within ~0.05 of an integer, for every broadcast pair."""
     sx, sy = draw(broadcast_shapes(2))
-    if draw(st.integers(0, 2)) == 2:
+    if not float_only and draw(st.integers(0, 2)) == 2:
         dtype = draw(st.sampled_from(INT_DTYPES))
         return Sample((draw(ints(sx, dtype, -9, 9)), draw(_nonzero_ints(sy, dtype))))
     whole = draw(ints(sx, np.int64, -4, 4))
@@ -257,6 +271,7 @@ def _remainder(draw):
 
 
 register("remainder", _remainder())
+register("floor_divide", _floor_divide())
 
 
 @st.composite

@@ -11,6 +11,7 @@ from .. import dtypes as dt
 from ..array import Array
 from ..devices import cpu as _cpu
 from ..batching import elementwise_rule, unary_rule
+from ..autodiff import zeros_like_aval
 from ..primitive import Primitive, Tracer
 
 # ---------------------------------------------------------------------------
@@ -224,17 +225,22 @@ def _unary_meta(name, kind):
     return meta
 
 
-def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, family="elementwise"):
+def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, zero=False, family="elementwise"):
     """Declare an elementwise unary primitive.
 
     kind: "float" (float in, same dtype out), "numeric" (any non-bool dtype kept),
     "integer" (integer or bool kept), "any" (every dtype kept), "bool" (bool out, no derivative).
     d_x(x) / d_out(out): the local derivative, written with core ops; linear(t):
-    the op itself for linear ops (neg). None of the three: zero derivative.
+    the op itself for linear ops (neg). zero=True: a derivative that is zero (floor, sign: piecewise
+    constant), recorded like any other so that, as in PyTorch, the output is part of the graph and
+    its gradient is zeros. None of these: not differentiable.
     """
     vjp = jvp = None
     reads = ()
-    if linear is not None:
+    if zero:
+        vjp = (lambda g, out, x: zeros_like_aval(x),)
+        jvp = lambda ts, out, x: zeros_like_aval(out)
+    elif linear is not None:
         vjp = (lambda g, out, x: linear(g),)
         jvp = lambda ts, out, x: linear(ts[0])
     elif d_x is not None:
@@ -276,15 +282,19 @@ def _partial_term(d, g, x, y, out):
     return mul(g, d(x, y, out))
 
 
-def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), family="elementwise"):
+def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), zero=False, family="elementwise"):
     """Declare an elementwise binary primitive on same-dtype operands with broadcasting.
 
     d_x(x, y, out) / d_y(...) are the local partials (core ops), or ONE / NEG_ONE, or
     None for no derivative. `reads` lists what the partials read (0, 1, "out").
+    zero=True: both partials are zero (floor_divide), recorded as in `unary`.
     kind: "any", "numeric" (no bool), "float", "integer", "compare"/"logical" (bool out).
     """
     vjp = jvp = None
-    if d_x is not None or d_y is not None:
+    if zero:
+        vjp = (lambda g, out, x, y: zeros_like_aval(x), lambda g, out, x, y: zeros_like_aval(y))
+        jvp = lambda ts, out, x, y: zeros_like_aval(out)
+    elif d_x is not None or d_y is not None:
         def vjp_x(g, out, x, y):
             return sum_to_shape(_partial_term(d_x, g, x, y, out), x.shape)
 

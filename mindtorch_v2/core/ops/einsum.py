@@ -173,9 +173,7 @@ def normalize_spec(spec, ndims):
         ins.append(term)
     if arrow:
         a, ell, b = _split_term(rhs, "out", spec)
-        if n_ell and not ell:
-            raise ValueError(f"einsum: the output of '{spec}' must contain '...' to keep the broadcast dimensions")
-        out = a + (ell_letters if ell else "") + b
+        out = a + (ell_letters if ell else "") + b  # without '...' the broadcast dims are summed (numpy, torch)
         all_in = set("".join(ins))
         for c in out:
             if out.count(c) > 1:

@@ -114,7 +114,7 @@ def _int_identity(np_fn):
 neg_p = unary("neg", np.negative, kind="numeric", linear=lambda t: neg(t))
 abs_p = unary("abs", np.abs, kind="numeric", d_x=lambda x: sign(x))
 sign_p = unary("sign", lambda x: np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype) if x.dtype.kind == "f"
-               else np.sign(x), kind="numeric")  # sign(nan) is 0 in torch
+               else np.sign(x), kind="numeric", zero=True)  # sign(nan) is 0 in torch
 exp_p = unary("exp", _quiet(np.exp), d_out=lambda out: out)
 expm1_p = unary("expm1", _quiet(np.expm1), d_out=lambda out: add(out, 1.0))
 log_p = unary("log", _quiet(np.log), d_x=lambda x: reciprocal(x))
@@ -127,9 +127,9 @@ tan_p = unary("tan", np.tan, d_out=lambda out: add(1.0, mul(out, out)))
 tanh_p = unary("tanh", np.tanh, d_out=lambda out: sub(1.0, mul(out, out)))
 sigmoid_p = unary("sigmoid", _stable_sigmoid, d_out=lambda out: mul(out, sub(1.0, out)))
 erf_p = unary("erf", _erf, d_x=lambda x: mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
-floor_p = unary("floor", _int_identity(np.floor), kind="numeric")
-ceil_p = unary("ceil", _int_identity(np.ceil), kind="numeric")
-round_p = unary("round", _int_identity(np.round), kind="numeric")
+floor_p = unary("floor", _int_identity(np.floor), kind="numeric", zero=True)
+ceil_p = unary("ceil", _int_identity(np.ceil), kind="numeric", zero=True)
+round_p = unary("round", _int_identity(np.round), kind="numeric", zero=True)
 reciprocal_p = unary("reciprocal", _quiet(lambda x: 1 / x), d_out=lambda out: neg(mul(out, out)))
 logical_not_p = unary("logical_not", np.logical_not, kind="bool")
 bitwise_not_p = unary("bitwise_not", np.invert, kind="integer")  # `~`: logical not on bool
@@ -244,7 +244,7 @@ sub_p = binary("sub", np.subtract, kind="numeric", d_x=ONE, d_y=NEG_ONE)
 mul_p = binary("mul", np.multiply, d_x=lambda x, y, out: y, d_y=lambda x, y, out: x, reads=((1,), (0,)))
 div_p = binary("div", _quiet(np.true_divide), kind="float", d_x=lambda x, y, out: reciprocal(y),
                d_y=lambda x, y, out: neg(div(div(x, y), y)), reads=((1,), (0, 1)))
-floor_divide_p = binary("floor_divide", _quiet(_floor_divide_np), kind="numeric")
+floor_divide_p = binary("floor_divide", _quiet(_floor_divide_np), kind="numeric", zero=True)
 remainder_p = binary("remainder", _quiet(_remainder_np), kind="numeric", d_x=ONE,
                      d_y=lambda x, y, out: neg(floor_divide(x, y)), reads=((), (0, 1)))
 pow_p = binary("pow", _quiet(_pow_np), kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=((0, 1), (0, 1, "out")))

@@ -115,7 +115,11 @@ def _index_add_batch(vals, bdims, *, axis):
     ni = len(idx.shape) - 1
     uperm = (0,) + tuple(range(1 + axis, 1 + axis + ni)) + tuple(range(1, 1 + axis)) + tuple(
         range(1 + axis + ni, len(u.shape)))
-    u = reshape(transpose(u, uperm), (-1,) + tuple(rows.shape[1:]))
+    u = transpose(u, uperm)
+    lead = 1
+    for d in u.shape[:1 + ni]:
+        lead *= d
+    u = reshape(u, (lead,) + tuple(rows.shape[1:]))  # (not -1: it cannot be inferred when u is empty)
     out = index_add_p.bind(rows, reshape(flat, (-1,)), u, axis=0)
     out = reshape(out, (b, x.shape[axis + 1]) + tuple(rows.shape[1:]))
     inv = [0] * len(perm)

@@ -511,8 +511,8 @@ def _flat_view(flat, shape, strides, offset):
     """A read-only strided view of a contiguous 1-D buffer (the ndarray constructor: ~10x
     cheaper than numpy's as_strided helper, which matters on the eager view-read path)."""
     item = flat.itemsize
-    if not flat.size:
-        return _as_strided_np(flat, shape, tuple(st * item for st in strides), writeable=False)
+    if not flat.size or 0 in shape:  # an empty view may sit at any offset (torch's x[3:, 4:])
+        return _as_strided_np(flat[:0], shape, tuple(st * item for st in strides), writeable=False)
     view = np.ndarray(shape, flat.dtype, buffer=flat, offset=offset * item,
                       strides=tuple(st * item for st in strides))
     view.flags.writeable = False
@@ -597,9 +597,10 @@ def _as_strided_scatter_cpu(base, src, *, shape, strides, offset, donate=False):
         out = np.array(base, copy=True, order="C")
     flat = out.reshape(-1)
     item = flat.itemsize
-    view = np.ndarray(shape, flat.dtype, buffer=flat, offset=offset * item,
-                      strides=tuple(st * item for st in strides)) if flat.size else flat[:0].reshape(shape)
-    view[...] = src
+    if flat.size and 0 not in shape:
+        view = np.ndarray(shape, flat.dtype, buffer=flat, offset=offset * item,
+                          strides=tuple(st * item for st in strides))
+        view[...] = src
     return out
 
 

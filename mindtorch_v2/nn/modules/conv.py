@@ -20,8 +20,10 @@ def _ntuple(v, n):
 class _ConvNd(Module):
     _k = 0
 
+    _transposed = False
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
+                 bias=True, padding_mode="zeros", device=None, dtype=None, output_padding=0):
         super().__init__()
         k = self._k
         if groups <= 0:
@@ -44,8 +46,8 @@ class _ConvNd(Module):
         self.stride = _ntuple(stride, k)
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, k)
         self.dilation = _ntuple(dilation, k)
-        self.transposed = False
-        self.output_padding = (0,) * k
+        self.transposed = self._transposed
+        self.output_padding = _ntuple(output_padding, k)
         self.groups = groups
         self.padding_mode = padding_mode
         if isinstance(self.padding, str):
@@ -59,8 +61,8 @@ class _ConvNd(Module):
                     self._reversed_padding_repeated_twice[2 * i + 1] = total - left
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in range(2)]
-        self.weight = Parameter(torch.empty((out_channels, in_channels // groups) + self.kernel_size, device=device,
-                                            dtype=dtype))
+        shape = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(torch.empty(shape + self.kernel_size, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(torch.empty(out_channels, device=device, dtype=dtype))
         else:
@@ -82,6 +84,8 @@ class _ConvNd(Module):
             s += ", padding={padding}"
         if self.dilation != (1,) * k:
             s += ", dilation={dilation}"
+        if self.output_padding != (0,) * k:
+            s += ", output_padding={output_padding}"
         if self.groups != 1:
             s += ", groups={groups}"
         if self.bias is None:
@@ -113,4 +117,64 @@ class Conv2d(_ConvNd):
 
 class Conv3d(_ConvNd):
     """3-d convolution over (N, C_in, D, H, W)."""
+    _k = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    """Transposed convolution: weight (C_in, C_out / groups, *kernel); forward(input, output_size=None)."""
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        if isinstance(padding, str):
+            raise TypeError(f"{type(self).__name__}: padding must be an int or a tuple of ints, got {padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, output_padding=output_padding)
+
+    def _output_padding(self, input, output_size, stride, padding, kernel_size, num_spatial_dims, dilation=None):
+        """output_padding, or the one that gives the requested output_size (torch's rule and error)."""
+        if output_size is None:
+            return tuple(self.output_padding)
+        output_size = [int(s) for s in output_size]
+        non_spatial = 2 if input.dim() == num_spatial_dims + 2 else 1
+        if len(output_size) == non_spatial + num_spatial_dims:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != num_spatial_dims:
+            raise ValueError(f"ConvTranspose{num_spatial_dims}D: for {input.dim()}D input, output_size must have "
+                             f"{num_spatial_dims} or {non_spatial + num_spatial_dims} elements (got "
+                             f"{len(output_size)})")
+        min_sizes, max_sizes = [], []
+        for d in range(num_spatial_dims):
+            dim_size = ((input.size(d + non_spatial) - 1) * stride[d] - 2 * padding[d]
+                        + (dilation[d] if dilation is not None else 1) * (kernel_size[d] - 1) + 1)
+            min_sizes.append(dim_size)
+            max_sizes.append(dim_size + stride[d] - 1)
+        for size, lo, hi in zip(output_size, min_sizes, max_sizes):
+            if size < lo or size > hi:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from "
+                                 f"{min_sizes} to {max_sizes} (for an input of {list(input.shape[2:])})")
+        return tuple(o - lo for o, lo in zip(output_size, min_sizes))
+
+    def forward(self, input, output_size=None):
+        k = self._k
+        output_padding = self._output_padding(input, output_size, self.stride, self.padding, self.kernel_size, k,
+                                              self.dilation)
+        conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[k - 1]
+        return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
+                    self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-d transposed convolution over (N, C_in, L)."""
+    _k = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-d transposed convolution over (N, C_in, H, W)."""
+    _k = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
     _k = 3

@@ -1,11 +1,13 @@
 """Transformer encoder / decoder layers and stacks (torch's post-norm or pre-norm blocks)."""
 import copy
+import warnings
 
 import mindtorch_v2 as torch
 
 from .. import functional as F
 from .. import init
-from .activation import MultiheadAttention
+from .._losses import _concrete
+from .activation import GELU, MultiheadAttention, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -19,6 +21,28 @@ def _get_activation_fn(activation):
     if activation == "gelu":
         return F.gelu
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+def _why_no_nested_tensor(layer):
+    """Why torch would not use nested tensors for a TransformerEncoder of `layer` ('' if it would)."""
+    if not isinstance(layer, TransformerEncoderLayer):
+        return "encoder_layer was not TransformerEncoderLayer"
+    if layer.norm_first:
+        return "encoder_layer.norm_first was True"
+    if not layer.self_attn.batch_first:
+        return ("encoder_layer.self_attn.batch_first was not True(use batch_first for better inference "
+                "performance)")
+    if not layer.self_attn._qkv_same_embed_dim:
+        return "encoder_layer.self_attn._qkv_same_embed_dim was not True"
+    if layer.self_attn.in_proj_bias is None:
+        return "encoder_layer.self_attn was passed bias=False"
+    if not layer.activation_relu_or_gelu:
+        return "encoder_layer.activation_relu_or_gelu was not True"
+    if layer.norm1.eps != layer.norm2.eps:
+        return "encoder_layer.norm1.eps was not equal to encoder_layer.norm2.eps"
+    if layer.self_attn.num_heads % 2 == 1:
+        return "encoder_layer.self_attn.num_heads is odd"
+    return ""
 
 
 def _get_clones(module, n):
@@ -51,6 +75,12 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
+        if activation is F.relu or isinstance(activation, ReLU):
+            self.activation_relu_or_gelu = 1
+        elif activation is F.gelu or isinstance(activation, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
         self.activation = activation
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
@@ -133,14 +163,50 @@ class TransformerEncoder(Module):
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        why_not = _why_no_nested_tensor(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}",
+                          stacklevel=2)
+            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=bool(is_causal), src_key_padding_mask=src_key_padding_mask)
+        padded = self._nested_padding(src, mask, src_key_padding_mask)
+        if padded is not None:
+            # torch's inference path runs the layers on a nested tensor of the unpadded tokens and pads the
+            # result with zeros: the padded positions come out as 0 (before the final norm)
+            output = output.masked_fill(padded.unsqueeze(-1), 0.0)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+    def _nested_padding(self, src, mask, src_key_padding_mask):
+        """The bool padding mask when torch would take its nested-tensor inference path, else None."""
+        if (not getattr(self, "use_nested_tensor", False) or self.layers[0].training or src.ndim != 3
+                or src_key_padding_mask is None or mask is not None):
+            return None
+        layer = self.layers[0]
+        params = (layer.self_attn.in_proj_weight, layer.self_attn.in_proj_bias, layer.self_attn.out_proj.weight,
+                  layer.self_attn.out_proj.bias, layer.norm1.weight, layer.norm1.bias, layer.norm2.weight,
+                  layer.norm2.bias, layer.linear1.weight, layer.linear1.bias, layer.linear2.weight,
+                  layer.linear2.bias)
+        if torch.is_grad_enabled() and (src.requires_grad or any(p is not None and p.requires_grad
+                                                                 for p in params)):
+            return None
+        padded = src_key_padding_mask if src_key_padding_mask.dtype is torch.bool else src_key_padding_mask != 0
+        if getattr(self, "mask_check", True):
+            values = _concrete(padded)
+            if values is None:
+                return None
+            # left aligned: every row is some tokens, then only padding
+            if (values[:, 1:] < values[:, :-1]).any():
+                return None
+        return padded
 
 
 class TransformerDecoder(Module):
