@@ -300,7 +300,8 @@ def step_failing(draw, t):
     if kind == "float into int" and category(t) != FLOAT:
         return "x.add_(0.5)", lambda x, dev: x.add_(0.5), True
     if kind == "expanded" and t.numel():  # (an empty tensor has no aliasing elements: torch writes it)
-        return f"x.expand{(2,) + shape}.zero_()", lambda x, dev: x.expand(2, *shape).zero_(), True
+        # (add_, not zero_: torch lets zero_ and fill_ write an expanded tensor)
+        return f"x.expand{(2,) + shape}.add_(1)", lambda x, dev: x.expand(2, *shape).add_(1), True
     bad = bad_shape(draw, shape)
     o = np.zeros(bad, np.bool_ if category(t) == BOOL else np.int64)
     if kind == "copy_":

@@ -154,7 +154,10 @@ def test_detach_and_detach_():
     v = (x * 1)[:1]
     with pytest.raises(RuntimeError, match="Can't detach views in-place"):
         v.detach_()
-    assert x.data.requires_grad is False and x.data._storage is x._storage
+    dd = x.data
+    assert dd.requires_grad is False
+    dd[0] = 7.0  # writes x's data under a version counter of its own, as torch's .data does
+    assert x.tolist()[0] == 7.0 and x._version == 0 and dd._version == 1
 
 
 def test_backward_with_gradient_argument():

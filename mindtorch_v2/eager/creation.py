@@ -16,7 +16,10 @@ def _size(size, size_kw=None):
         size = (size_kw,)
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         size = tuple(size[0])
-    return tuple(int(s) for s in size)
+    size = tuple(int(s) for s in size)
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    return size
 
 
 def _finish(value, requires_grad):
@@ -114,6 +117,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
     return _finish(core.arange(start, end, step, dtype=dtype, device=device), requires_grad)
 
 

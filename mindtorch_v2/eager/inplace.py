@@ -67,7 +67,7 @@ def apply(self, compute, name):
         _check_no_overlap(self)
     try:
         new = _conform(self, compute(), name)
-    except (ValueError, RuntimeError) as e:  # the core's shape errors are RuntimeErrors in torch
+    except ValueError as e:  # the core's shape errors are RuntimeErrors in torch
         raise RuntimeError(str(e)) from None
     write(self, new)
     return self

@@ -11,7 +11,7 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from .dispatch import UnsupportedDTypeError
-from .tensor import Tensor, _dim
+from .tensor import Size, Tensor, _dim
 
 values_indices = collections.namedtuple("values_indices", ["values", "indices"])
 torch_return_types_max = type("max", (values_indices,), {"__slots__": ()})
@@ -83,6 +83,8 @@ _sign = _unary(core.sign)
 
 def sign(input):
     return input.clone() if input.dtype is _dt.bool_ else _sign(input)  # sign(bool) is itself in torch
+
+
 exp = _unary(core.exp)
 expm1 = _unary(core.expm1)
 log = _unary(core.log)
@@ -113,6 +115,8 @@ def round(input, *, decimals=0):  # noqa: A001
     else:
         out = mul(_round(true_divide(x, scale)), scale)
     return out.to(input.dtype)
+
+
 reciprocal = _unary(core.reciprocal)
 logical_not = _unary(core.logical_not)
 _relu = _unary(core.relu)
@@ -181,6 +185,8 @@ def pow(input, exponent):  # noqa: A001
     if isinstance(exponent, (bool, np.bool_)) and isinstance(input, Tensor) and input.dtype is _dt.bool_:
         return input.clone() if exponent else ones_like_bool(input)  # x ** True is x; x ** False is True
     return _pow(input, exponent)
+
+
 maximum = _binary(core.maximum, core.maximum_p)
 minimum = _binary(core.minimum, core.minimum_p)
 eq = _binary(core.eq, core.eq_p)
@@ -320,7 +326,9 @@ def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     x = _t(input)
-    if x.dtype is _dt.bool_ and _dt.result_type(x, *[b for b in (min, max) if b is not None]) is _dt.bool_:
+    bounds = [b for b in (min, max) if b is not None]
+    if x.dtype is _dt.bool_ and not (len(bounds) == 1 and isinstance(bounds[0], Tensor)) \
+            and _dt.result_type(x, *bounds) is _dt.bool_:  # (one bool tensor bound works: clamp_min / _max)
         raise UnsupportedDTypeError('"clamp_cpu" not implemented for \'Bool\'')
     return _w(core.clamp(x, min, max))
 
@@ -617,7 +625,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     x = _t(input)
     d = _dim(dim, x.ndim)
     if not 0 <= k <= (x.shape[d] if x.ndim else 1):
-        raise RuntimeError(f"selected index k out of range")
+        raise RuntimeError("selected index k out of range")
     if x.dtype is _dt.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if x.ndim == 0:  # one element along dim 0; torch gives it back for k = 0 too
@@ -844,14 +852,20 @@ def broadcast_to(input, size):
     return _t(input).expand(*size)
 
 
+def _broadcast_shapes(name, shapes):
+    try:
+        return core.ops._family.broadcast_shapes(name, *shapes)
+    except ValueError as e:  # RuntimeError in torch
+        raise RuntimeError(str(e)) from None
+
+
 def broadcast_tensors(*tensors):
-    shape = core.ops._family.broadcast_shapes("broadcast_tensors", *[tuple(t.shape) for t in tensors])
+    shape = _broadcast_shapes("broadcast_tensors", [tuple(t.shape) for t in tensors])
     return tuple(_t(t).expand(*shape) for t in tensors)
 
 
 def broadcast_shapes(*shapes):
-    from .tensor import Size
-    return Size(core.ops._family.broadcast_shapes("broadcast_shapes", *[tuple(s) for s in shapes]))
+    return Size(_broadcast_shapes("broadcast_shapes", [(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
 
 
 # ---------------------------------------------------------------------------

@@ -25,3 +25,22 @@ class Storage:
 
     def nbytes(self):
         return self.value.size * self.value.dtype.itemsize
+
+
+class DataStorage(Storage):
+    """torch's `x.data`: the same data (reads and writes go to `target`) under a version counter of its own,
+    so writing through it neither bumps x's version nor trips the saved-tensor check."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target):
+        self.target = target.target if type(target) is DataStorage else target
+        self.version = VersionCounter()
+
+    @property
+    def value(self):
+        return self.target.value
+
+    @value.setter
+    def value(self, v):
+        self.target.value = v

@@ -18,7 +18,7 @@ from ..core.ops.shape import as_strided_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
 from .dispatch import record_node, tensor_bind
-from .storage import Storage
+from .storage import DataStorage, Storage
 
 
 class Size(tuple):
@@ -225,7 +225,11 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        """A tensor sharing this one's data but not its version counter (unlike detach())."""
+        t = self._alias(Tensor)
+        t._storage = DataStorage(self._storage)
+        t._view_version = 0
+        return t
 
     @data.setter
     def data(self, other):

@@ -10,7 +10,8 @@ import warnings
 import mindtorch_v2 as torch
 
 from .. import core
-from .functional import _adaptive_avg_pool, _along, _pair_like
+from ._conv import _adaptive_avg_pool
+from .functional import _along, _pair_like
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):

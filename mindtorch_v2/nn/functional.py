@@ -1,5 +1,6 @@
-"""torch.nn.functional: layers, activations and losses as functions of tensors
-(the losses live in _losses.py and attention in _attention.py; both are re-exported here).
+"""torch.nn.functional: layers, activations and losses as functions of tensors (linear layers, convolutions and
+pooling live in _conv.py, losses in _losses.py, attention in _attention.py, resizing in _resize.py; all are
+re-exported here).
 
 Every function here is a composite of torch tensor ops (and core's conv / pool
 primitives), so its gradient comes from those ops' own rules: nothing in this
@@ -17,7 +18,7 @@ import mindtorch_v2 as torch
 
 from .. import core
 from ..eager.tensor import Tensor
-from ._losses import _concrete, _type_word
+from ._losses import _concrete
 from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: F401
                       cross_entropy, ctc_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
                       margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
@@ -307,312 +308,7 @@ def one_hot(tensor, num_classes=-1):
 
 
 # ---------------------------------------------------------------------------
-# linear, convolution, pooling
-
-
-def linear(input, weight, bias=None):
-    """input @ weight.T + bias."""
-    if input.ndim and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
-        rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
-                           f"{weight.shape[1]}x{weight.shape[0]})")
-    out = torch.matmul(input, weight.t())
-    return out if bias is None else out + bias
-
-
-def bilinear(input1, input2, weight, bias=None):
-    """y_k = x1 . W_k x2 + b_k over the last dims."""
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
-                           f"{list(input2.shape[:-1])}")
-    if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
-        raise RuntimeError(f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
-                           f"weight of size {list(weight.shape)}")
-    out = torch.einsum("...i,kij,...j->...k", input1, weight, input2)
-    return out if bias is None else out + bias
-
-
-def _conv(name, k, input, weight, bias, stride, padding, dilation, groups):
-    if input.ndim not in (k + 1, k + 2):
-        raise RuntimeError(f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {name}, but got input "
-                           f"of size: {list(input.shape)}")
-    if weight.ndim != k + 2:
-        raise RuntimeError(f"{name}: expected weight to be {k + 2}-dimensional, but got weight of size "
-                           f"{list(weight.shape)}")
-    channels = input.shape[0 if input.ndim == k + 1 else 1]
-    if weight.shape[1] * groups != channels:
-        shape = list(input.shape) if input.ndim == k + 2 else [1] + list(input.shape)
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{shape} to "
-                           f"have {weight.shape[1] * groups} channels, but got {channels} channels instead")
-    if bias is not None and bias.dtype is not input.dtype:
-        raise RuntimeError(f"Input type ({_type_word(input.dtype).lower()}) and bias type "
-                           f"({_type_word(bias.dtype).lower()}) should be the same")
-    if weight.dtype is not input.dtype:
-        raise RuntimeError(f"expected scalar type {_type_word(input.dtype)} but found {_type_word(weight.dtype)}")
-    if isinstance(padding, str):
-        if padding not in ("same", "valid"):
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-        if padding == "same" and any(s != 1 for s in _pair_like(stride, k, "stride")):
-            raise RuntimeError("padding='same' is not supported for strided convolutions")
-    else:
-        padding = _pair_like(padding, k, "padding")
-    out = core.conv(input, weight, _pair_like(stride, k, "stride"), padding, _pair_like(dilation, k, "dilation"),
-                    int(groups))
-    if bias is not None:
-        out = out + bias.reshape((-1,) + (1,) * k)
-    return out
-
-
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """2-d cross-correlation of input (N, C_in, H, W) with weight (C_out, C_in / groups, kH, kW)."""
-    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
-
-
-def _conv_transpose(name, k, input, weight, bias, stride, padding, output_padding, groups, dilation):
-    """The adjoint of _conv with respect to its input, built the way conv's own input-gradient is:
-    columns w^T @ x per group, overlap-added back by windows_transpose, then the padding cropped."""
-    if input.ndim not in (k + 1, k + 2):
-        raise RuntimeError(f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to {name}, but got input "
-                           f"of size: {list(input.shape)}")
-    if weight.ndim != k + 2:
-        raise RuntimeError(f"{name}: expected weight to be {k + 2}-dimensional, but got weight of size "
-                           f"{list(weight.shape)}")
-    if bias is not None and bias.dtype is not input.dtype:
-        raise RuntimeError(f"Input type ({_type_word(input.dtype).lower()}) and bias type "
-                           f"({_type_word(bias.dtype).lower()}) should be the same")
-    if weight.dtype is not input.dtype:
-        raise RuntimeError(f"expected scalar type {_type_word(input.dtype)} but found {_type_word(weight.dtype)}")
-    unbatched = input.ndim == k + 1
-    x = input.unsqueeze(0) if unbatched else input
-    groups = int(groups)
-    stride = _pair_like(stride, k, "stride")
-    padding = _pair_like(padding, k, "padding")
-    output_padding = _pair_like(output_padding, k, "output_padding")
-    dilation = _pair_like(dilation, k, "dilation")
-    n, c_in = x.shape[0], x.shape[1]
-    if weight.shape[0] != c_in or c_in % groups:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
-                           f"{list(x.shape)} to have {weight.shape[0]} channels, but got {c_in} channels instead")
-    for op, s, d in zip(output_padding, stride, dilation):
-        if op >= s and op >= d:
-            raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding={output_padding}, stride={stride}, dilation={dilation}")
-    kernel = tuple(weight.shape[2:])
-    spatial = tuple(x.shape[2:])
-    out_sp = tuple((li - 1) * s - 2 * p + d * (kk - 1) + op + 1
-                   for li, s, p, d, kk, op in zip(spatial, stride, padding, dilation, kernel, output_padding))
-    if any(o <= 0 for o in out_sp):
-        raise RuntimeError(f"{name}: the output size {list(out_sp)} (input {list(spatial)}) is too small")
-    c_out = weight.shape[1] * groups
-    positions = 1
-    for li in spatial:
-        positions *= li
-    xm = x.reshape(n, groups, c_in // groups, positions)
-    wm = weight.reshape(groups, c_in // groups, -1)  # (G, Cin/G, Cout/G * K)
-    cols = torch.matmul(wm.transpose(-1, -2), xm)  # (N, G, Cout/G * K, P)
-    cols = cols.reshape((n, c_out) + kernel + spatial)
-    cols = cols.permute((0, 1) + tuple(range(2 + k, 2 + 2 * k)) + tuple(range(2, 2 + k)))
-    covered = tuple((li - 1) * s + d * (kk - 1) + 1 for li, s, d, kk in zip(spatial, stride, dilation, kernel))
-    out = core.windows_transpose(cols, covered, kernel, stride, dilation)
-    # the output is covered[p : p + size] per dim; output_padding beyond the last window is zeros
-    extra = tuple(max(0, p + o - c) for p, o, c in zip(padding, out_sp, covered))
-    if any(extra):
-        out = core.pad(out, ((0, 0), (0, 0)) + tuple((0, e) for e in extra), value=0.0)
-    for i, (p, o, c) in enumerate(zip(padding, out_sp, covered)):
-        if p or o != c + extra[i]:
-            out = out.narrow(2 + i, p, o)
-    if bias is not None:
-        out = out + bias.reshape((-1,) + (1,) * k)
-    return out.squeeze(0) if unbatched else out
-
-
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
-                           dilation)
-
-
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """The transpose (input-gradient) of conv2d: input (N, C_in, H, W), weight (C_in, C_out / groups, kH, kW)."""
-    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
-                           dilation)
-
-
-def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
-                           dilation)
-
-
-def _pool_args(name, k, input, kernel_size, stride, padding, dilation):
-    if input.ndim not in (k + 1, k + 2):
-        raise RuntimeError(f"{name}: Expected {k + 1}D or {k + 2}D (batch mode) tensor for input, but got: "
-                           f"{list(input.shape)}")
-    kernel = _pair_like(kernel_size, k, "kernel_size")
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
-        else _pair_like(stride, k, "stride")
-    padding = _pair_like(padding, k, "padding")
-    dilation = _pair_like(dilation, k, "dilation")
-    for p, kk, d in zip(padding, kernel, dilation):
-        if p > (d * (kk - 1) + 1) // 2 or p > kk // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
-                               f"kernel_size={kk} and dilation={d}")
-    return kernel, stride, padding, dilation
-
-
-def _pool_out_size(size, k, s, p, d, ceil_mode):
-    extent = d * (k - 1) + 1
-    total = size + 2 * p
-    if ceil_mode:
-        out = -(-(total - extent) // s) + 1
-        if (out - 1) * s >= size + p:
-            out -= 1
-    else:
-        out = (total - extent) // s + 1
-    return out, max(0, (out - 1) * s + extent - total)
-
-
-def _max_pool_indices(input, kernel, stride, padding, dilation, ceil_mode):
-    """The flat spatial index of each window's (first) maximum, as torch's return_indices gives."""
-    k = len(kernel)
-    spatial = input.shape[input.ndim - k:]
-    pads = []
-    for size, kk, s, p, d in zip(spatial, kernel, stride, padding, dilation):
-        _, extra = _pool_out_size(size, kk, s, p, d, ceil_mode)
-        pads.append((p, p + extra))
-    lead = ((0, 0),) * (input.ndim - k)
-    n = 1
-    for s in spatial:
-        n *= s
-    positions = torch.arange(n, device=input.device).reshape(spatial).expand(*input.shape)
-    x = core.pad(input.detach(), lead + tuple(pads), value=-math.inf)
-    pos = core.pad(positions, lead + tuple(pads), value=-1)
-    xw = core.windows(x, kernel, stride, dilation)
-    pw = core.windows(pos, kernel, stride, dilation)
-    flat = xw.reshape(tuple(xw.shape[:xw.ndim - k]) + (-1,))
-    arg = flat.argmax(-1, keepdim=True)
-    return pw.reshape(tuple(pw.shape[:pw.ndim - k]) + (-1,)).gather(-1, arg).squeeze(-1)
-
-
-def _max_pool(name, k, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    kernel, stride, padding, dilation = _pool_args(name, k, input, kernel_size, stride, padding, dilation)
-    out = core.max_pool(input, kernel, stride, padding, dilation, ceil_mode)
-    if return_indices:
-        return out, _max_pool_indices(input, kernel, stride, padding, dilation, ceil_mode)
-    return out
-
-
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """Max over kernel_size windows of (N, C, H, W) (stride defaults to kernel_size; -inf padding)."""
-    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-
-
-def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-
-
-def _avg_pool(name, k, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    kernel, stride, padding, _ = _pool_args(name, k, input, kernel_size, stride, padding, 1)
-    out = core.avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad)
-    if divisor_override is not None:
-        if divisor_override == 0:
-            raise RuntimeError("divisor must be not zero")
-        n = 1
-        for kk in kernel:
-            n *= kk
-        out = out * (n / divisor_override)
-    return out
-
-
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override)
-
-
-def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override)
-
-
-def _adaptive_matrix(in_size, out_size, dtype, device):
-    """(out_size, in_size) averaging matrix: row i averages input [floor(i*in/out), ceil((i+1)*in/out))."""
-    rows = []
-    for i in range(out_size):
-        start = (i * in_size) // out_size
-        end = -(-((i + 1) * in_size) // out_size)
-        rows.append([1.0 / (end - start) if start <= j < end else 0.0 for j in range(in_size)])
-    return torch.tensor(rows, dtype=dtype, device=device)
-
-
-def _adaptive_avg_pool(name, k, input, output_size):
-    if input.ndim not in (k + 1, k + 2):
-        raise RuntimeError(f"{name}(): Expected {k + 1}D or {k + 2}D tensor, but got {list(input.shape)}")
-    if isinstance(output_size, numbers.Integral) or output_size is None:
-        output_size = (output_size,) * k
-    spatial = input.shape[input.ndim - k:]
-    sizes = tuple(s if o is None else int(o) for s, o in zip(spatial, output_size))
-    out = input
-    for i, (s, o) in enumerate(zip(spatial, sizes)):
-        axis = input.ndim - k + i
-        if s == o:
-            continue
-        if s % o == 0:
-            window = tuple(s // o if j == i else 1 for j in range(k))
-            out = core.avg_pool(out, window, window, 0)
-            continue
-        out = _along(out, axis, _adaptive_matrix(s, o, input.dtype, input.device))
-    return out
-
-
-def adaptive_avg_pool1d(input, output_size):
-    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
-
-
-def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed (oH, oW): bin i covers [floor(i*H/oH), ceil((i+1)*H/oH))."""
-    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
-
-
-def _adaptive_max_pool(name, k, input, output_size, return_indices):
-    if return_indices:
-        raise NotImplementedError(f"{name}: return_indices=True is not supported")
-    if isinstance(output_size, numbers.Integral) or output_size is None:
-        output_size = (output_size,) * k
-    spatial = input.shape[input.ndim - k:]
-    sizes = tuple(s if o is None else int(o) for s, o in zip(spatial, output_size))
-    out = input
-    for i, (s, o) in enumerate(zip(spatial, sizes)):
-        axis = input.ndim - k + i
-        pieces = []
-        for j in range(o):
-            start, end = (j * s) // o, -(-((j + 1) * s) // o)
-            pieces.append(out.narrow(axis, start, end - start).amax(axis, keepdim=True))
-        out = torch.cat(pieces, axis)
-    return out
-
-
-def adaptive_max_pool1d(input, output_size, return_indices=False):
-    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
-
-
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+# padding (linear layers, convolutions and pooling live in _conv.py)
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -837,24 +533,59 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
+def _channel_dropout(input, p, training, inplace, k, name):
+    """torch's dropout2d / dropout3d: other ranks than k + 1 and k + 2 only warn. dropout3d reads anything but a
+    5-D input as one sample (one mask entry per dim-0 slice); dropout2d always reads dims 0 and 1 as (N, C)."""
+    _check_p(p)
+    if input.ndim not in (k + 1, k + 2):
+        warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}, which is deprecated and will result in "
+                      f"an error in a future release. To retain the behavior and silence this warning, please use "
+                      f"dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with {k} "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. {k + 1}D or "
+                      f"{k + 2}D inputs).", stacklevel=3)
+    if not training or p == 0.0:
+        return input
+    lead = 2 if (k == 2 or input.ndim == k + 2) else 1
+    mask_shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
+    return _dropout_with_mask(input, p, mask_shape, inplace)
+
+
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+    """Zero whole channels: input (N, C, H, W) or (C, H, W); a 3-D input is read as (N, C, L), as torch does."""
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
 
 
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
+def _alpha_dropout(input, p, training, inplace, mask_shape):
     _check_p(p)
     if not training or p == 0.0:
         return input
     alpha_p = -1.7580993408473766
-    keep = (torch.rand(*input.shape, dtype=input.dtype) >= p).to(input.dtype)
+    keep = (torch.rand(*mask_shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
     a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
     b = -a * alpha_p * p
     out = (input * keep + alpha_p * (1 - keep)) * a + b
     return _inplace_result(input, out, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps a SELU network's mean and variance: dropped entries become the negative saturation value,
+    then everything is rescaled and shifted."""
+    return _alpha_dropout(input, p, training, inplace, tuple(input.shape))
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout with one mask entry per (sample, channel)."""
+    return _alpha_dropout(input, p, training, inplace, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -974,7 +705,14 @@ def _along(x, axis, m):
     return torch.matmul(x.movedim(axis, -1), m.t()).movedim(-1, axis)
 
 
-# attention and resizing live in their own files; they build on linear / dropout / pad / pooling above
+# convolutions / pooling, attention and resizing live in their own files; they build on the functions above
+from ._conv import (_adaptive_avg_pool, adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402,F401
+                    adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+                    adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, bilinear,
+                    channel_shuffle, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
+                    conv_transpose3d, linear, lp_pool1d, lp_pool2d, lp_pool3d, max_pool1d,
+                    max_pool2d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d,
+                    native_channel_shuffle)
 from ._attention import (_canonical_mask, multi_head_attention_forward,  # noqa: E402,F401
                          scaled_dot_product_attention)
 from ._resize import (fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold, upsample,  # noqa: E402,F401

@@ -79,6 +79,10 @@ def _copy_state(value):
     return value
 
 
+_STATE_DICT_HOOKS = ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks")
+
+
 class Optimizer:
     """Base class of all optimizers: `param_groups`, `state`, `step`, `zero_grad`, state dicts."""
 
@@ -92,6 +96,8 @@ class Optimizer:
         self.defaults = defaults
         self._step_pre_hooks = []
         self._step_post_hooks = []
+        for name in _STATE_DICT_HOOKS:
+            setattr(self, name, [])
         self._in_step = False
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
@@ -173,6 +179,30 @@ class Optimizer:
         self._step_post_hooks.append(hook)
         return RemovableHandle(self._step_post_hooks, hook)
 
+    def _register(self, name, hook, prepend):
+        hooks = self.__dict__.setdefault(name, [])
+        if prepend:
+            hooks.insert(0, hook)
+        else:
+            hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) runs before state_dict() builds its result."""
+        return self._register("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) runs on state_dict()'s result; it may return a replacement."""
+        return self._register("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) runs before load_state_dict(); it may return the state_dict to load."""
+        return self._register("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) runs after load_state_dict()."""
+        return self._register("_optimizer_load_state_dict_post_hooks", hook, prepend)
+
     def _params_with_grad(self, group):
         """(param, grad) pairs of a group, skipping params without a gradient."""
         out = []
@@ -187,6 +217,16 @@ class Optimizer:
 
     def state_dict(self):
         """{"state": {index: {...}}, "param_groups": [...]}: params named by their position, state tensors cloned."""
+        for hook in list(self.__dict__.get("_optimizer_state_dict_pre_hooks", ())):
+            hook(self)
+        out = self._state_dict()
+        for hook in list(self.__dict__.get("_optimizer_state_dict_post_hooks", ())):
+            res = hook(self, out)
+            if res is not None:
+                out = res
+        return out
+
+    def _state_dict(self):
         index = {}
         groups = []
         start = 0
@@ -202,6 +242,15 @@ class Optimizer:
 
     def load_state_dict(self, state_dict):
         """Restore state and hyperparameters saved by state_dict() (the current params are kept)."""
+        for hook in list(self.__dict__.get("_optimizer_load_state_dict_pre_hooks", ())):
+            res = hook(self, state_dict)
+            if res is not None:
+                state_dict = res
+        self._load_state_dict(state_dict)
+        for hook in list(self.__dict__.get("_optimizer_load_state_dict_post_hooks", ())):
+            hook(self)
+
+    def _load_state_dict(self, state_dict):
         groups = self.param_groups
         saved_groups = [_copy_state(g) for g in state_dict["param_groups"]]
         if len(groups) != len(saved_groups):
@@ -234,6 +283,8 @@ class Optimizer:
         self.__dict__.update(state)
         self.__dict__.setdefault("_step_pre_hooks", [])
         self.__dict__.setdefault("_step_post_hooks", [])
+        for name in _STATE_DICT_HOOKS:
+            self.__dict__.setdefault(name, [])
         self.__dict__.setdefault("_in_step", False)
         for s in self.state.values():
             if isinstance(s, dict) and "step" in s and not isinstance(s["step"], Tensor):

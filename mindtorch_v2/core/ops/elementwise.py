@@ -39,6 +39,9 @@ cast_p.batch = unary_rule(cast_p)
 
 @cast_p.def_impl("cpu")
 def _cast_cpu(x, *, dtype):
+    if x.dtype.kind == "f" and dtype.category != dt.FLOAT:
+        with np.errstate(invalid="ignore", over="ignore"):  # nan / inf to an integer: silent, as in torch
+            return x.astype(dtype.np)
     return x.astype(dtype.np)
 
 

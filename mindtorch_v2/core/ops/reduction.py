@@ -74,9 +74,16 @@ def _reduce_batch(prim):
 sum_p.batch = _reduce_batch(sum_p)
 
 
+def _acc_dtype(x):
+    """The numpy dtype a sum / prod / cumsum of x accumulates in: float16 in float32, as torch's cpu
+    kernels do (a float16 running sum stalls at 2048); ints and bool in int64."""
+    return np.float32 if x.dtype == np.float16 else _sum_dtype(dt.from_numpy(x.dtype)).np
+
+
 @sum_p.def_impl("cpu")
 def _sum_cpu(x, *, axis, keepdims):
-    return np.sum(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
+    out = np.sum(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_acc_dtype(x))
+    return out.astype(np.float16) if x.dtype == np.float16 else out
 
 
 def _shift(x, k, reverse):
@@ -120,7 +127,8 @@ prod_p.batch = _reduce_batch(prod_p)
 
 @prod_p.def_impl("cpu")
 def _prod_cpu(x, *, axis, keepdims):
-    return np.prod(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
+    out = np.prod(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_acc_dtype(x))
+    return out.astype(np.float16) if x.dtype == np.float16 else out
 
 
 def _extremum_weights(out, x, axis, keepdims):
@@ -218,7 +226,8 @@ cumsum_p.batch = _cumsum_batch
 def _cumsum_cpu(x, *, axis):
     if x.ndim == 0:
         return x.astype(_sum_dtype(dt.from_numpy(x.dtype)).np)
-    return np.cumsum(x, axis=axis, dtype=_sum_dtype(dt.from_numpy(x.dtype)).np)
+    out = np.cumsum(x, axis=axis, dtype=_acc_dtype(x))
+    return out.astype(np.float16) if x.dtype == np.float16 else out
 
 
 # ---------------------------------------------------------------------------

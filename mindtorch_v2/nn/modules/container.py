@@ -372,3 +372,18 @@ class ParameterDict(Module):
             size = "x".join(str(s) for s in p.shape)
             lines.append(f"  ({k}): Parameter containing: [{p.type()} of size {size}]")  # and the type name here
         return "\n".join(lines)
+
+
+class DataParallel(Module):
+    """torch's single-device case of DataParallel: forward runs `module` on the whole batch (there is one
+    device); the wrapped module is `.module`, so state_dict keys carry torch's "module." prefix."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        self.module = module
+        self.device_ids = list(device_ids) if device_ids is not None else []
+        self.output_device = output_device
+        self.dim = dim
+
+    def forward(self, *inputs, **kwargs):
+        return self.module(*inputs, **kwargs)

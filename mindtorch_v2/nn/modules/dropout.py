@@ -39,3 +39,7 @@ class Dropout3d(_DropoutNd):
 
 class AlphaDropout(_DropoutNd):
     _fn = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    _fn = staticmethod(F.feature_alpha_dropout)

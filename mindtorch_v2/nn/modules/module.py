@@ -53,6 +53,9 @@ class RemovableHandle:
         self.remove()
 
 
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+
 def _addindent(s, num_spaces):
     lines = s.split("\n")
     if len(lines) == 1:
@@ -94,7 +97,9 @@ class Module:
         setattr_(self, "_forward_hooks_with_kwargs", {})
         setattr_(self, "_forward_hooks_always_called", {})
         setattr_(self, "_state_dict_hooks", collections.OrderedDict())
+        setattr_(self, "_state_dict_pre_hooks", collections.OrderedDict())
         setattr_(self, "_load_state_dict_pre_hooks", collections.OrderedDict())
+        setattr_(self, "_load_state_dict_post_hooks", collections.OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -252,6 +257,20 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
 
+    def set_submodule(self, target, module, strict=False):
+        """Put `module` at dotted path `target` (its parent must exist; with strict, the attribute too)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
     def get_parameter(self, target):
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
@@ -311,8 +330,8 @@ class Module:
                 memo.add(id(m))
                 yield name, m
 
-    def modules(self):
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate=True):
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
@@ -422,6 +441,17 @@ class Module:
     def cpu(self):
         return self.to("cpu")
 
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers replaced by uninitialized tensors of the same shape on `device`."""
+        from ...eager.creation import empty
+        return self._apply(lambda t: empty(tuple(t.shape), dtype=t.dtype, device=device))
+
+    def compile(self, *args, **kwargs):
+        """A no-op: there is no compiler, the module keeps running eagerly."""
+
     def _cast_float(self, dtype):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
@@ -509,6 +539,15 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """Extra (non-tensor) state for state_dict; a subclass that overrides it also overrides set_extra_state."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """An OrderedDict of dotted name -> tensor for every parameter and persistent buffer (detached)."""
@@ -518,13 +557,22 @@ class Module:
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = collections.OrderedDict()
+            destination._metadata = collections.OrderedDict()
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self.__dict__.get("_state_dict_pre_hooks", {}).values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            res = hook(self, destination, prefix, {})
-            if res is not None:
+            res = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if res is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif res is not None:
                 destination = res
         return destination
 
@@ -563,9 +611,17 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
                                   f"{param.shape} and whose dimensions in the checkpoint are {value.shape}, an "
                                   f"exception occurred : {ex.args}.")
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
+                if key.startswith(prefix) and key != extra_key:
                     input_name = key[len(prefix):].split(".", 1)
                     if len(input_name) > 1:
                         if input_name[0] not in self._modules:
@@ -581,14 +637,24 @@ class Module:
         if not isinstance(state_dict, collections.abc.Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
         state_dict = collections.OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
 
         def load(module, prefix=""):
-            module._load_from_state_dict(state_dict, prefix, {}, True, missing_keys, unexpected_keys, error_msgs,
-                                         assign)
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            module._load_from_state_dict(state_dict, prefix, local_metadata, True, missing_keys, unexpected_keys,
+                                         error_msgs, assign)
             for name, child in module._modules.items():
                 if child is not None:
                     load(child, prefix + name + ".")
+            incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+            for hook in module.__dict__.get("_load_state_dict_post_hooks", {}).values():
+                if hook(module, incompatible) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
 
         load(self)
         if strict:
@@ -608,9 +674,29 @@ class Module:
         self._state_dict_hooks[handle.id] = hook
         return handle
 
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) runs before this module adds its entries to a state_dict."""
+        hooks = self.__dict__.setdefault("_state_dict_pre_hooks", collections.OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) may change state_dict in place (and returns None)."""
+        hook._from_public_api = True
+        return self.register_state_dict_hook(hook)
+
     def register_load_state_dict_pre_hook(self, hook):
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self)
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) runs after this module and its children are loaded; it may edit the
+        missing / unexpected key lists in place."""
+        hooks = self.__dict__.setdefault("_load_state_dict_post_hooks", collections.OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
         return handle
 
     # ------------------------------------------------------------------

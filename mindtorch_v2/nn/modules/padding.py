@@ -46,11 +46,13 @@ ConstantPad2d = _make("ConstantPad2d", "constant", 2)
 ConstantPad3d = _make("ConstantPad3d", "constant", 3)
 ReflectionPad1d = _make("ReflectionPad1d", "reflect", 1)
 ReflectionPad2d = _make("ReflectionPad2d", "reflect", 2)
+ReflectionPad3d = _make("ReflectionPad3d", "reflect", 3)
 ReplicationPad1d = _make("ReplicationPad1d", "replicate", 1)
 ReplicationPad2d = _make("ReplicationPad2d", "replicate", 2)
 ReplicationPad3d = _make("ReplicationPad3d", "replicate", 3)
 CircularPad1d = _make("CircularPad1d", "circular", 1)
 CircularPad2d = _make("CircularPad2d", "circular", 2)
+CircularPad3d = _make("CircularPad3d", "circular", 3)
 
 
 class ZeroPad1d(ConstantPad1d):
@@ -62,6 +64,14 @@ class ZeroPad1d(ConstantPad1d):
 
 
 class ZeroPad2d(ConstantPad2d):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
     def __init__(self, padding):
         super().__init__(padding, 0.0)
 
