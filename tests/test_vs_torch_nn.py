@@ -261,6 +261,7 @@ LAYER_CASES = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # torch's own performance note
 @pytest.mark.parametrize("name", sorted(LAYER_CASES))
 def test_layer_matches_torch(name):
     make, inputs = LAYER_CASES[name]
@@ -1735,6 +1736,7 @@ def test_training_run_gives_torch_losses(name):
         np.testing.assert_allclose(mv, tv, rtol=1e-3, atol=1e-4, err_msg=k)
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage")
 @pytest.mark.parametrize("mode", ["eval_nograd", "eval_grad", "train", "not_left_aligned", "with_mask"])
 def test_transformer_encoder_inference_padding_matches_torch(mode):
     d = 8

@@ -442,7 +442,7 @@ class Module:
         return self.to("cpu")
 
     def cuda(self, device=None):
-        return self.to("cuda" if device is None else device)
+        raise AssertionError("Torch not compiled with CUDA enabled")  # torch's error on a CPU-only build
 
     def to_empty(self, *, device, recurse=True):
         """Parameters and buffers replaced by uninitialized tensors of the same shape on `device`."""

@@ -148,10 +148,10 @@ class RNNBase(Module):
     # ------------------------------------------------------------------
 
     def _layer_params(self, layer, direction):
-        suffix = "_reverse" if direction == 1 else ""
-        get = lambda fmt: getattr(self, fmt.format(layer, suffix), None)  # noqa: E731
-        return (get("weight_ih_l{}{}"), get("weight_hh_l{}{}"), get("bias_ih_l{}{}"), get("bias_hh_l{}{}"),
-                get("weight_hr_l{}{}"))
+        """(w_ih, w_hh, b_ih, b_hh, w_hr) of one layer and direction (None for the absent ones)."""
+        suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+        return tuple(getattr(self, name + suffix, None)
+                     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _check_input(self, input, batch_sizes):
         if not torch.is_floating_point(input):
