@@ -16,10 +16,10 @@ def fmt(seconds):
     return f"{seconds * 1e3:9.2f} ms"
 
 
-def table(rows, title):
-    """Print rows of (label, ours, floor[, target]) with the ratio."""
+def table(rows, title, who="mindtorch_v2"):
+    """Print rows of (label, time, floor[, target]) with the ratio time / floor."""
     print(title)
-    print(f"{'case':48s} {'mindtorch_v2':>12s} {'floor':>12s} {'ratio':>7s} {'target':>7s}")
+    print(f"{'case':48s} {who:>12s} {'floor':>12s} {'ratio':>7s} {'target':>7s}")
     for row in rows:
         label, ours, floor = row[:3]
         target = row[3] if len(row) > 3 else ""

@@ -90,7 +90,7 @@ def main():
     for n, base_copy, ours in copies:
         print(f"  {n}x{n}: copying the whole base alone takes {fmt(base_copy)}; the row update took {fmt(ours)}")
     if real_torch is not None:
-        table(peer, "\nPyTorch on the same machine")
+        table(peer, "\nPyTorch on the same machine", who="PyTorch")
 
 
 if __name__ == "__main__":

@@ -106,7 +106,7 @@ def main():
         assert abs(a - b) < 1e-4 * max(1, abs(b)), (a, b)
     table(rows, "training step (best of 5; ratio = ours / numpy floor)")
     if peer:
-        table(peer, "\nPyTorch on the same machine")
+        table(peer, "\nPyTorch on the same machine", who="PyTorch")
 
 
 if __name__ == "__main__":
