@@ -63,7 +63,8 @@ def _stable_shift(x, axis, finite=True):
     if builtins.any(x.shape[a] == 0 for a in axes):
         return 0.0
     m = stop_gradient(max(x, axis, keepdims=True))
-    return where(isfinite(m), m, 0.0) if finite else m
+    # an infinite max gives nan either way; shifting by nan (not inf) gets it without inf - inf warnings
+    return where(isfinite(m), m, 0.0 if finite else math.nan)
 
 
 def logsumexp(x, axis=None, keepdims=False):
