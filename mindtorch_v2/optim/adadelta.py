@@ -33,10 +33,7 @@ class Adadelta(Optimizer):
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
+    _SETSTATE_DEFAULTS = {"maximize": False}  # group keys older state may lack
 
     @_no_grad_step
     def step(self, closure=None):
@@ -86,10 +83,7 @@ class Adamax(Optimizer):
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
+    _SETSTATE_DEFAULTS = {"maximize": False}  # group keys older state may lack
 
     @_no_grad_step
     def step(self, closure=None):

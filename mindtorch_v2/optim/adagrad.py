@@ -40,10 +40,7 @@ class Adagrad(Optimizer):
         state["sum"] = full_like(p, group["initial_accumulator_value"])
         return state
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
+    _SETSTATE_DEFAULTS = {"maximize": False}  # group keys older state may lack
 
     def share_memory(self):
         pass  # one process: nothing to share

@@ -36,12 +36,7 @@ class Adam(Optimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("decoupled_weight_decay", False)
+    _SETSTATE_DEFAULTS = {"amsgrad": False, "maximize": False, "decoupled_weight_decay": False}  # group keys older state may lack
 
     @_no_grad_step
     def step(self, closure=None):

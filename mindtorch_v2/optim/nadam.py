@@ -20,11 +20,7 @@ class _AdamFamily(Optimizer):
         if differentiable:
             raise NotImplementedError(f"{type(self).__name__}(differentiable=True) is not supported")
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("decoupled_weight_decay", False)
+    _SETSTATE_DEFAULTS = {"maximize": False, "decoupled_weight_decay": False}  # group keys older state may lack
 
     def _decayed_grad(self, p, grad, group):
         """The gradient after maximize and (L2 or decoupled) weight decay; decoupled decay shrinks p here."""

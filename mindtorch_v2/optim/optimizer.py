@@ -86,6 +86,8 @@ _STATE_DICT_HOOKS = ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_p
 class Optimizer:
     """Base class of all optimizers: `param_groups`, `state`, `step`, `zero_grad`, state dicts."""
 
+    _SETSTATE_DEFAULTS = {}  # per subclass: param_group keys to fill in when unpickling older state
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
@@ -286,6 +288,9 @@ class Optimizer:
         for name in _STATE_DICT_HOOKS:
             self.__dict__.setdefault(name, [])
         self.__dict__.setdefault("_in_step", False)
+        for group in self.__dict__.get("param_groups", ()):
+            for key, value in type(self)._SETSTATE_DEFAULTS.items():
+                group.setdefault(key, value)
         for s in self.state.values():
             if isinstance(s, dict) and "step" in s and not isinstance(s["step"], Tensor):
                 s["step"] = _tensor(float(s["step"]))  # older checkpoints kept the step as a number

@@ -31,12 +31,7 @@ class RMSprop(Optimizer):
                         capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("maximize", False)
+    _SETSTATE_DEFAULTS = {"momentum": 0, "centered": False, "maximize": False}  # group keys older state may lack
 
     @_no_grad_step
     def step(self, closure=None):

@@ -23,10 +23,7 @@ class Rprop(Optimizer):
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
+    _SETSTATE_DEFAULTS = {"maximize": False}  # group keys older state may lack
 
     @_no_grad_step
     def step(self, closure=None):
@@ -75,10 +72,7 @@ class ASGD(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("maximize", False)
+    _SETSTATE_DEFAULTS = {"maximize": False}  # group keys older state may lack
 
     @_no_grad_step
     def step(self, closure=None):

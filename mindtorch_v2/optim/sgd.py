@@ -27,11 +27,7 @@ class SGD(Optimizer):
                         maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
+    _SETSTATE_DEFAULTS = {"nesterov": False, "maximize": False}  # group keys older state may lack
 
     @_no_grad_step
     def step(self, closure=None):

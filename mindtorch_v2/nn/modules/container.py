@@ -15,6 +15,17 @@ def _index(idx, size):
     return idx % size
 
 
+def _delete_and_renumber(container, idx):
+    """del container[idx] for indexed containers, then renumber the rest 0, 1, ... as torch does."""
+    keys = list(container._modules)
+    for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys))]]):
+        delattr(container, key)
+    mods = list(container._modules.values())
+    container._modules.clear()
+    for i, m in enumerate(mods):
+        container._modules[str(i)] = m
+
+
 class Sequential(Module):
     """Modules applied one after the other: Sequential(m1, m2) or Sequential(OrderedDict(name=m, ...))."""
 
@@ -38,16 +49,7 @@ class Sequential(Module):
         setattr(self, key, module)
 
     def __delitem__(self, idx):
-        if isinstance(idx, slice):
-            for key in list(self._modules)[idx]:
-                delattr(self, key)
-        else:
-            delattr(self, list(self._modules)[_index(idx, len(self._modules))])
-        # renumber the remaining modules 0, 1, ... as torch does
-        mods = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self._modules[str(i)] = m
+        _delete_and_renumber(self, idx)
 
     def __len__(self):
         return len(self._modules)
@@ -132,15 +134,7 @@ class ModuleList(Module):
         setattr(self, str(_index(idx, len(self))), module)
 
     def __delitem__(self, idx):
-        if isinstance(idx, slice):
-            for k in range(len(self._modules))[idx]:
-                delattr(self, str(k))
-        else:
-            delattr(self, str(_index(idx, len(self))))
-        mods = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self._modules[str(i)] = m
+        _delete_and_renumber(self, idx)
 
     def __len__(self):
         return len(self._modules)
