@@ -29,17 +29,6 @@ float64 = double = _dt.float64
 dtype = _dt.DType
 
 
-def get_default_dtype():
-    return _dt.default_float
-
-
-def set_default_dtype(d):
-    d = _dt.canonicalize(d)
-    if d.category != _dt.FLOAT:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
-    _dt.default_float = d
-
-
 def is_tensor(obj):
     return isinstance(obj, Tensor)
 
@@ -64,6 +53,7 @@ def _export(module, names=None):
             g[name] = val
 
 
+from .eager.creation import get_default_dtype, set_default_dtype  # noqa: E402
 from .eager.creation import (Generator, arange, as_tensor, bernoulli, default_generator, empty, empty_like, eye,  # noqa
                              from_numpy, full, full_like, initial_seed, linspace, manual_seed, multinomial, normal,
                              ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,

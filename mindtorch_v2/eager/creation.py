@@ -73,6 +73,19 @@ def from_numpy(array):
     return Tensor._from_value(core.asarray(array))
 
 
+def get_default_dtype():
+    """The floating-point dtype factory functions use when none is given (float32 at start)."""
+    return _dt.default_float
+
+
+def set_default_dtype(d):
+    """Set the default floating-point dtype (float16, float32 or float64)."""
+    d = _dt.canonicalize(d)
+    if d.category != _dt.FLOAT:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _dt.default_float = d
+
+
 def _filled(fill, shape, dtype, device, requires_grad):
     dtype = _dt.canonicalize(dtype) or _dt.default_float
     return _finish(core.full(shape, fill, dtype=dtype, device=device), requires_grad)
