@@ -25,16 +25,13 @@ import samples
 from mindtorch_v2 import core
 from mindtorch_v2.core.array import make as make_array
 
-REGISTRY = samples.load_all()
-PRIMS = core.primitives()
-NAMES = sorted(n for n in PRIMS if n in REGISTRY)
-
-
 def _differentiable(prim):
     return prim.vjp is not None and not isinstance(prim.vjp, str)
 
 
-DIFF_NAMES = [n for n in NAMES if _differentiable(PRIMS[n])]
+REGISTRY = samples.load_all()
+PRIMS = samples.sampled()
+DIFF_PRIMS = samples.sampled(_differentiable)
 
 EPS = 1e-6
 RTOL, ATOL = 1e-5, 1e-6          # finite differences against AD
@@ -45,9 +42,9 @@ AD_RTOL, AD_ATOL = 1e-9, 1e-12   # two AD paths against each other (rounding onl
 # helpers
 
 
-def draw_sample(data, name):
-    sample = data.draw(REGISTRY[name].strategy, label=f"{name} sample")
-    assert all(type(a) is np.ndarray for a in sample.args), f"{name}: sample args must be numpy arrays"
+def draw_sample(data, prim):
+    sample = data.draw(REGISTRY[prim].strategy, label=f"{prim.name} sample")
+    assert all(type(a) is np.ndarray for a in sample.args), f"{prim.name}: sample args must be numpy arrays"
     note(f"args: {[(a.dtype.name, a.shape) for a in sample.args]}")
     return sample
 
@@ -126,9 +123,8 @@ def central_difference(fn, xs, vs):
     return [(np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * EPS) for p, m in zip(plus, minus)]
 
 
-def differentiable_problem(name, data):
-    prim = PRIMS[name]
-    sample = draw_sample(data, name)
+def differentiable_problem(prim, data):
+    sample = draw_sample(data, prim)
     assume(sample.diff)
     active = sample.diff
     if len(active) > 1 and data.draw(st.integers(0, 2), label="constant inputs") == 2:
@@ -143,11 +139,10 @@ def differentiable_problem(name, data):
 # meta rule
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("prim", PRIMS, ids=samples.prim_id)
 @given(data=st.data())
-def test_meta_rule_matches_cpu_output(name, data):
-    prim = PRIMS[name]
-    sample = draw_sample(data, name)
+def test_meta_rule_matches_cpu_output(prim, data):
+    sample = draw_sample(data, prim)
     before = [np.array(a, copy=True) for a in sample.args]
     cpu_args = on("cpu", sample)
     meta_args = on("meta", sample)
@@ -161,7 +156,7 @@ def test_meta_rule_matches_cpu_output(name, data):
     for r, (shape, dtype) in zip(raw, expected):
         r = np.asarray(r)
         assert (r.shape, r.dtype) == (tuple(shape), dtype.np), \
-            f"{name}: the cpu lowering gives {r.shape} {r.dtype}, the meta rule says {shape} {dtype.name}"
+            f"{prim.name}: the cpu lowering gives {r.shape} {r.dtype}, the meta rule says {shape} {dtype.name}"
 
     cpu_out = as_tuple(prim, prim.bind(*cpu_args, **sample.params))
     meta_out = as_tuple(prim, prim.bind(*meta_args, **sample.params))
@@ -170,43 +165,43 @@ def test_meta_rule_matches_cpu_output(name, data):
     assert all(o.device is core.meta for o in meta_out)
     assert all(o.device is core.cpu for o in cpu_out)
     for b, a in zip(before, sample.args):
-        np.testing.assert_array_equal(a, b, err_msg=f"{name} changed one of its inputs")
+        np.testing.assert_array_equal(a, b, err_msg=f"{prim.name} changed one of its inputs")
 
 
 # ---------------------------------------------------------------------------
 # first order
 
 
-@pytest.mark.parametrize("name", DIFF_NAMES)
+@pytest.mark.parametrize("prim", DIFF_PRIMS, ids=samples.prim_id)
 @given(data=st.data())
-def test_vjp_matches_central_differences(name, data):
-    p = differentiable_problem(name, data)
+def test_vjp_matches_central_differences(prim, data):
+    p = differentiable_problem(prim, data)
     cts = p.vjp(p.x, p.u)
     assert len(cts) == len(p.x)
     for ct, x in zip(cts, p.x):
-        assert aval(ct) == aval(x), f"{name}: cotangent {aval(ct)} for an input {aval(x)}"
+        assert aval(ct) == aval(x), f"{prim.name}: cotangent {aval(ct)} for an input {aval(x)}"
     analytic = sum(dot(ct, v) for ct, v in zip(cts, p.v))
     scale = sum(abs_dot(ct, v) for ct, v in zip(cts, p.v))
     jv = central_difference(p.f_np, p.x, p.v)
     reference = sum(dot(u, d) for u, d, f in zip(p.u, jv, p.float_out) if f)
-    assert_close(analytic, reference, scale, RTOL, ATOL, f"{name}: <vjp(u), v> vs central differences")
+    assert_close(analytic, reference, scale, RTOL, ATOL, f"{prim.name}: <vjp(u), v> vs central differences")
 
 
-@pytest.mark.parametrize("name", DIFF_NAMES)
+@pytest.mark.parametrize("prim", DIFF_PRIMS, ids=samples.prim_id)
 @given(data=st.data())
-def test_jvp_agrees_with_vjp(name, data):
-    p = differentiable_problem(name, data)
+def test_jvp_agrees_with_vjp(prim, data):
+    p = differentiable_problem(prim, data)
     primals_out, tangents_out = core.jvp(p.f, p.x, p.v)
     primals_out, tangents_out = as_tuple(p.prim, primals_out), as_tuple(p.prim, tangents_out)
     for o, po, t in zip(p.out, primals_out, tangents_out):
-        assert aval(po) == aval(o) and aval(t) == aval(o), f"{name}: jvp output {aval(po)}/{aval(t)} for {aval(o)}"
+        assert aval(po) == aval(o) and aval(t) == aval(o), f"{prim.name}: jvp output {aval(po)}/{aval(t)} for {aval(o)}"
         np.testing.assert_array_equal(np.asarray(po), np.asarray(o))
     cts = p.vjp(p.x, p.u)
     forward = sum(dot(u, t) for u, t, f in zip(p.u, tangents_out, p.float_out) if f)
     reverse = sum(dot(ct, v) for ct, v in zip(cts, p.v))
     scale = sum(abs_dot(ct, v) for ct, v in zip(cts, p.v)) + sum(
         abs_dot(u, t) for u, t, f in zip(p.u, tangents_out, p.float_out) if f)
-    assert_close(forward, reverse, scale, AD_RTOL, AD_ATOL, f"{name}: <u, jvp(v)> vs <vjp(u), v>")
+    assert_close(forward, reverse, scale, AD_RTOL, AD_ATOL, f"{prim.name}: <u, jvp(v)> vs <vjp(u), v>")
 
 
 # ---------------------------------------------------------------------------
@@ -240,10 +235,10 @@ class SecondOrder:
         return [np.asarray(self.h(*[core.asarray(a) for a in xu]))]
 
 
-@pytest.mark.parametrize("name", DIFF_NAMES)
+@pytest.mark.parametrize("prim", DIFF_PRIMS, ids=samples.prim_id)
 @given(data=st.data())
-def test_second_order_matches_central_differences(name, data):
-    p = differentiable_problem(name, data)
+def test_second_order_matches_central_differences(prim, data):
+    p = differentiable_problem(prim, data)
     if not p.sample.smooth:  # a sample near a kink: its second derivative is not defined
         note("not smooth: second order not checked")
         return
@@ -258,22 +253,21 @@ def test_second_order_matches_central_differences(name, data):
     scale = sum(abs_dot(g, d) for g, d in zip(grads, so.dirs))
     (reference,) = central_difference(so.h_np, so.point, so.dirs)
     assert_close(reverse, float(reference), scale, RTOL, ATOL,
-                 f"{name}: reverse-over-reverse <grad h, d> vs central differences")
+                 f"{prim.name}: reverse-over-reverse <grad h, d> vs central differences")
 
     _, forward = core.jvp(so.h, so.point, so.dirs)
     assert_close(float(np.asarray(forward)), reverse, scale, AD_RTOL, 1e-10,
-                 f"{name}: forward-over-reverse vs reverse-over-reverse")
+                 f"{prim.name}: forward-over-reverse vs reverse-over-reverse")
 
 
 # ---------------------------------------------------------------------------
 # derivative rules on meta arrays
 
 
-@pytest.mark.parametrize("name", DIFF_NAMES)
+@pytest.mark.parametrize("prim", DIFF_PRIMS, ids=samples.prim_id)
 @given(data=st.data())
-def test_derivative_rules_run_on_meta(name, data):
-    prim = PRIMS[name]
-    sample = draw_sample(data, name)
+def test_derivative_rules_run_on_meta(prim, data):
+    sample = draw_sample(data, prim)
     assume(sample.diff)
     meta_args = on("meta", sample)
     x = [meta_args[i] for i in sample.diff]
@@ -323,11 +317,10 @@ def bufferless(x):
     return make_array(None, x.shape, x.dtype, x.device)
 
 
-@pytest.mark.parametrize("name", DIFF_NAMES)
+@pytest.mark.parametrize("prim", DIFF_PRIMS, ids=samples.prim_id)
 @given(data=st.data())
-def test_vjp_rules_read_only_what_they_declare(name, data):
-    p = differentiable_problem(name, data)
-    prim = p.prim
+def test_vjp_rules_read_only_what_they_declare(prim, data):
+    p = differentiable_problem(prim, data)
     g = p.cotangent(p.u)
     out = p.cotangent(p.out)
     for i in p.sample.diff:
@@ -341,7 +334,7 @@ def test_vjp_rules_read_only_what_they_declare(name, data):
             got = rule(g, out if "out" in reads else None, *args, **p.sample.params)
         except Exception as e:
             raise AssertionError(
-                f"{name}: the VJP rule of input {i} reads more than vjp_reads declares ({reads!r}): "
+                f"{prim.name}: the VJP rule of input {i} reads more than vjp_reads declares ({reads!r}): "
                 f"{type(e).__name__}: {e}") from e
         assert (got is None) == (expected is None)
         if got is not None:
@@ -373,11 +366,10 @@ def relayout(a, kind):
 _TOLERANCE = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("prim", PRIMS, ids=samples.prim_id)
 @given(data=st.data())
-def test_lowering_does_not_depend_on_input_layout(name, data):
-    prim = PRIMS[name]
-    sample = draw_sample(data, name)
+def test_lowering_does_not_depend_on_input_layout(prim, data):
+    sample = draw_sample(data, prim)
     kinds = [data.draw(st.sampled_from(("strided", "reversed", "fortran")), label=f"layout {k}")
              for k in range(len(sample.args))]
     lower = prim.impls["cpu"]

@@ -114,8 +114,8 @@ def _cast(draw):
     return Sample((x,), {"dtype": core.dtypes.from_numpy(np.dtype(dst))})
 
 
-register("cast", _cast(), linear=True)
-register("stop_gradient", shapes(min_side=0).flatmap(any_array).map(lambda x: Sample((x,))))
+register(core.cast_p, _cast(), linear=True)
+register(core.stop_gradient_p, shapes(min_side=0).flatmap(any_array).map(lambda x: Sample((x,))))
 
 
 @st.composite
@@ -126,16 +126,17 @@ def _copy(draw):
     return Sample((draw(floats(shape, -3, 3)),), diff=(0,))
 
 
-register("copy", _copy(), linear=True)
+register(core.copy_p, _copy(), linear=True)
 
 
 # ---------------------------------------------------------------------------
 # unary float ops: (lo, hi) of the sampled domain; "mag" domains are |x| in [lo, hi]
 
 _UNARY_FLOAT = {
-    "exp": (-3, 3), "expm1": (-3, 3), "log": (0.3, 5), "log1p": (-0.6, 5),
-    "sqrt": (0.3, 5), "rsqrt": (0.3, 5), "sin": (-4, 4), "cos": (-4, 4), "tan": (-1.2, 1.2),
-    "tanh": (-3, 3), "sigmoid": (-4, 4), "erf": (-2.5, 2.5), "reciprocal": ("mag", 0.4, 4),
+    core.exp_p: (-3, 3), core.expm1_p: (-3, 3), core.log_p: (0.3, 5), core.log1p_p: (-0.6, 5),
+    core.sqrt_p: (0.3, 5), core.rsqrt_p: (0.3, 5), core.sin_p: (-4, 4), core.cos_p: (-4, 4),
+    core.tan_p: (-1.2, 1.2), core.tanh_p: (-3, 3), core.sigmoid_p: (-4, 4), core.erf_p: (-2.5, 2.5),
+    core.reciprocal_p: ("mag", 0.4, 4),
 }
 
 
@@ -156,8 +157,8 @@ def _unary_float(spec):
     return strategy()
 
 
-for _name, _spec in _UNARY_FLOAT.items():
-    register(_name, _unary_float(_spec))
+for _prim, _spec in _UNARY_FLOAT.items():
+    register(_prim, _unary_float(_spec))
 
 
 # numeric unary ops (no bool): float64 away from the kink at 0 for abs; ints for the meta rule
@@ -172,8 +173,8 @@ def _numeric_unary(draw, differentiable, lo=-4, hi=4):
     return Sample((draw(any_array(shape, _NUMERIC, lo, hi)),))
 
 
-register("neg", _numeric_unary(True), linear=True)
-register("abs", _numeric_unary(True))
+register(core.neg_p, _numeric_unary(True), linear=True)
+register(core.abs_p, _numeric_unary(True))
 
 
 @st.composite
@@ -189,10 +190,10 @@ def _piecewise_constant(draw):
     return Sample((np.asarray(whole + frac + 0.5 * upper),), diff=(0,))
 
 
-for _name in ("sign", "floor", "ceil", "round"):
-    register(_name, _piecewise_constant())
-register("logical_not", shapes(min_side=0).flatmap(any_array).map(lambda x: Sample((x,))))
-register("bitwise_not", shapes(min_side=0).flatmap(
+for _prim in (core.sign_p, core.floor_p, core.ceil_p, core.round_p):
+    register(_prim, _piecewise_constant())
+register(core.logical_not_p, shapes(min_side=0).flatmap(any_array).map(lambda x: Sample((x,))))
+register(core.bitwise_not_p, shapes(min_side=0).flatmap(
     lambda s: any_array(s, (np.bool_,) + INT_DTYPES)).map(lambda x: Sample((x,))))
 
 
@@ -216,12 +217,12 @@ def _binary(draw, dtypes, x_dom=(-3, 3), y_dom=(-3, 3), separated_pair=False):
     return Sample((x, y), diff=(0, 1))
 
 
-register("add", _binary(ALL_DTYPES), linear=True)
-register("sub", _binary(_NUMERIC), linear=True)
-register("mul", _binary(ALL_DTYPES))
-register("div", _binary((np.float32, np.float16), y_dom=("mag", 0.5, 3)))
-register("maximum", _binary(ALL_DTYPES, separated_pair=True))
-register("minimum", _binary(ALL_DTYPES, separated_pair=True))
+register(core.add_p, _binary(ALL_DTYPES), linear=True)
+register(core.sub_p, _binary(_NUMERIC), linear=True)
+register(core.mul_p, _binary(ALL_DTYPES))
+register(core.div_p, _binary((np.float32, np.float16), y_dom=("mag", 0.5, 3)))
+register(core.maximum_p, _binary(ALL_DTYPES, separated_pair=True))
+register(core.minimum_p, _binary(ALL_DTYPES, separated_pair=True))
 
 
 @st.composite
@@ -234,7 +235,7 @@ def _pow(draw):
     return Sample((draw(floats(sx, 0.5, 3)), draw(floats(sy, -2, 2))), diff=(0, 1))
 
 
-register("pow", _pow())
+register(core.pow_p, _pow())
 
 
 def _nonzero_ints(shape, dtype):
@@ -270,8 +271,8 @@ def _remainder(draw, float_only=False):
     return Sample((x, y), diff=(0, 1))
 
 
-register("remainder", _remainder())
-register("floor_divide", _floor_divide())
+register(core.remainder_p, _remainder())
+register(core.floor_divide_p, _floor_divide())
 
 
 @st.composite
@@ -281,10 +282,11 @@ def _compare(draw, dtypes=ALL_DTYPES):
     return Sample((draw(any_array(sx, (dtype,), -2, 2)), draw(any_array(sy, (dtype,), -2, 2))))
 
 
-for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
-    register(_name, _compare())
-for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-    register(_name, _compare((np.bool_,) + INT_DTYPES))
+for _prim in (core.eq_p, core.ne_p, core.lt_p, core.le_p, core.gt_p, core.ge_p,
+              core.logical_and_p, core.logical_or_p, core.logical_xor_p):
+    register(_prim, _compare())
+for _prim in (core.bitwise_and_p, core.bitwise_or_p, core.bitwise_xor_p):
+    register(_prim, _compare((np.bool_,) + INT_DTYPES))
 
 
 @st.composite
@@ -297,4 +299,4 @@ def _where(draw):
     return Sample((c, draw(floats(sx, -3, 3)), draw(floats(sy, -3, 3))), diff=(1, 2))
 
 
-register("where", _where())
+register(core.where_p, _where())

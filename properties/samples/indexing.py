@@ -9,6 +9,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from mindtorch_v2 import core
+
 from . import Sample, register
 from .elementwise import ALL_DTYPES, any_array, floats, ints, separated, shapes, sides, size_of
 
@@ -58,8 +60,8 @@ def _take_like(draw, with_updates):
     return Sample((x, idx, u), {"axis": axis}, diff=(0, 2) if diff else ())
 
 
-register("take", _take_like(False), linear=True)
-register("index_add", _take_like(True), linear=True)
+register(core.take_p, _take_like(False), linear=True)
+register(core.index_add_p, _take_like(True), linear=True)
 
 
 @st.composite
@@ -89,8 +91,8 @@ def _gather_like(draw, with_updates):
     return Sample((x, idx, u), {"axis": axis}, diff=(0, 2) if diff else ())
 
 
-register("gather", _gather_like(False), linear=True)
-register("scatter_add", _gather_like(True), linear=True)
+register(core.gather_p, _gather_like(False), linear=True)
+register(core.scatter_add_p, _gather_like(True), linear=True)
 
 
 @st.composite
@@ -112,7 +114,7 @@ def _scatter(draw):
     return Sample((x, idx, u), {"axis": axis}, diff=(0, 2) if diff else ())
 
 
-register("scatter", _scatter(), linear=True)
+register(core.scatter_p, _scatter(), linear=True)
 
 
 @st.composite
@@ -125,4 +127,4 @@ def _sort(draw):
     return Sample((draw(separated(shape)),), params, diff=(0,))
 
 
-register("sort", _sort())
+register(core.sort_p, _sort())

@@ -3,6 +3,8 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from mindtorch_v2 import core
+
 from . import Sample, register
 from .elementwise import any_array, broadcast_shapes, floats, sides, size_of
 
@@ -19,4 +21,4 @@ def _matmul(draw):
     return Sample((draw(floats(sa, -2, 2)), draw(floats(sb, -2, 2))), diff=(0, 1))
 
 
-register("matmul", _matmul())
+register(core.matmul_p, _matmul())

@@ -8,6 +8,8 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from mindtorch_v2 import core
+
 from . import Sample, register
 
 
@@ -146,9 +148,9 @@ def einsum_samples(draw):
     return Sample(args=args, params=dict(spec=spec), diff=tuple(range(len(args))), smooth=True)
 
 
-register("conv", conv_samples())
-register("windows", windows_samples(), linear=True)
-register("windows_transpose", windows_transpose_samples(), linear=True)
-register("max_pool", max_pool_samples())
-register("avg_pool", avg_pool_samples(), linear=True)
-register("einsum", einsum_samples())
+register(core.conv_p, conv_samples())
+register(core.windows_p, windows_samples(), linear=True)
+register(core.windows_transpose_p, windows_transpose_samples(), linear=True)
+register(core.max_pool_p, max_pool_samples())
+register(core.avg_pool_p, avg_pool_samples(), linear=True)
+register(core.einsum_p, einsum_samples())

@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from mindtorch_v2 import core
 from mindtorch_v2.core import dtypes as dt
 
 from . import Sample, register
@@ -23,14 +24,14 @@ def _sample(k, **params):
     return Sample(args=(k,), params=params, diff=(), smooth=False)
 
 
-register("random_split", st.builds(lambda k, n: _sample(k, num=n), keys, st.integers(0, 5)))
+register(core.random.random_split_p, st.builds(lambda k, n: _sample(k, num=n), keys, st.integers(0, 5)))
 
-register("random_fold_in", st.builds(
+register(core.random.random_fold_in_p, st.builds(
     lambda k, d: Sample(args=(k, np.array(d, np.int64)), diff=(), smooth=False), keys, _INT64))
 
-register("random_uniform", st.builds(lambda k, s, d: _sample(k, shape=s, dtype=d), keys, shapes, float_dtypes))
+register(core.random.random_uniform_p, st.builds(lambda k, s, d: _sample(k, shape=s, dtype=d), keys, shapes, float_dtypes))
 
-register("random_normal", st.builds(lambda k, s, d: _sample(k, shape=s, dtype=d), keys, shapes, float_dtypes))
+register(core.random.random_normal_p, st.builds(lambda k, s, d: _sample(k, shape=s, dtype=d), keys, shapes, float_dtypes))
 
 
 @st.composite
@@ -40,7 +41,7 @@ def _truncated_normal(draw):
     return _sample(draw(keys), lower=lower, upper=upper, shape=draw(shapes), dtype=draw(float_dtypes))
 
 
-register("random_truncated_normal", _truncated_normal())
+register(core.random.random_truncated_normal_p, _truncated_normal())
 
 
 @st.composite
@@ -52,6 +53,6 @@ def _randint(draw):
     return _sample(draw(keys), shape=draw(shapes), minval=lo, maxval=hi, dtype=dtype)
 
 
-register("random_randint", _randint())
+register(core.random.random_randint_p, _randint())
 
-register("random_permutation", st.builds(lambda k, n: _sample(k, n=n), keys, st.integers(0, 10)))
+register(core.random.random_permutation_p, st.builds(lambda k, n: _sample(k, n=n), keys, st.integers(0, 10)))

@@ -8,6 +8,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from mindtorch_v2 import core
+
 from . import Sample, register
 from .elementwise import ALL_DTYPES, any_array, axes_subset, floats, separated, shapes
 
@@ -28,7 +30,7 @@ def _sum(draw):
     return Sample((draw(any_array(shape)),), params)
 
 
-register("sum", _sum(), linear=True)
+register(core.sum_p, _sum(), linear=True)
 
 
 @st.composite
@@ -45,7 +47,7 @@ def _prod(draw):
     return Sample((x,), params, diff=(0,))
 
 
-register("prod", _prod())
+register(core.prod_p, _prod())
 
 
 @st.composite
@@ -60,8 +62,8 @@ def _extremum(draw):
     return Sample((draw(separated(shape)),), params, diff=(0,))
 
 
-register("max", _extremum())
-register("min", _extremum())
+register(core.max_p, _extremum())
+register(core.min_p, _extremum())
 
 
 @st.composite
@@ -71,8 +73,8 @@ def _logical(draw):
     return Sample((draw(any_array(shape, lo=-1, hi=1)),), params)
 
 
-register("any", _logical())
-register("all", _logical())
+register(core.any_p, _logical())
+register(core.all_p, _logical())
 
 
 @st.composite
@@ -84,8 +86,8 @@ def _arg(draw):
     return Sample((x,), {"axis": axis, "keepdims": draw(st.booleans())})
 
 
-register("argmax", _arg())
-register("argmin", _arg())
+register(core.argmax_p, _arg())
+register(core.argmin_p, _arg())
 
 
 @st.composite
@@ -97,4 +99,4 @@ def _cumsum(draw):
     return Sample((draw(any_array(shape)),), params)
 
 
-register("cumsum", _cumsum(), linear=True)
+register(core.cumsum_p, _cumsum(), linear=True)

@@ -6,6 +6,8 @@ three uses another dtype to exercise the meta rule on it.
 """
 from hypothesis import strategies as st
 
+from mindtorch_v2 import core
+
 from . import Sample, register
 from .elementwise import ALL_DTYPES, any_array, axes_subset, floats, shapes, sides, size_of
 
@@ -54,7 +56,7 @@ def _reshape(draw):
     return _unary_sample(draw(_operand(shape)), {"shape": new})
 
 
-register("reshape", _reshape(), linear=True)
+register(core.reshape_p, _reshape(), linear=True)
 
 
 @st.composite
@@ -65,7 +67,7 @@ def _broadcast_to(draw):
     return _unary_sample(draw(_operand(src)), {"shape": target})
 
 
-register("broadcast_to", _broadcast_to(), linear=True)
+register(core.broadcast_to_p, _broadcast_to(), linear=True)
 
 
 @st.composite
@@ -75,7 +77,7 @@ def _transpose(draw):
     return _unary_sample(draw(_operand(shape)), {"perm": perm})
 
 
-register("transpose", _transpose(), linear=True)
+register(core.transpose_p, _transpose(), linear=True)
 
 
 @st.composite
@@ -86,7 +88,7 @@ def _squeeze(draw):
     return _unary_sample(draw(_operand(shape)), {"axis": axis})
 
 
-register("squeeze", _squeeze(), linear=True)
+register(core.squeeze_p, _squeeze(), linear=True)
 
 
 @st.composite
@@ -97,7 +99,7 @@ def _expand_dims(draw):
     return _unary_sample(draw(_operand(shape)), {"axis": axis})
 
 
-register("expand_dims", _expand_dims(), linear=True)
+register(core.expand_dims_p, _expand_dims(), linear=True)
 
 
 @st.composite
@@ -112,7 +114,7 @@ def _concatenate(draw):
     return Sample(tuple(draw(floats(p, -3, 3)) for p in parts), {"axis": axis}, diff=tuple(range(n)))
 
 
-register("concatenate", _concatenate(), linear=True)
+register(core.concatenate_p, _concatenate(), linear=True)
 
 
 @st.composite
@@ -135,7 +137,7 @@ def _pad(draw):
     return Sample((x,), {"pad_width": tuple(widths), "value": value}, diff=(0,) if diff else ())
 
 
-register("pad", _pad(), linear=True)
+register(core.pad_p, _pad(), linear=True)
 
 
 @st.composite
@@ -159,7 +161,7 @@ def _slice(draw):
     return _unary_sample(draw(_operand(shape)), draw(_slice_params(shape)))
 
 
-register("slice", _slice(), linear=True)
+register(core.slice_p, _slice(), linear=True)
 
 
 @st.composite
@@ -172,7 +174,7 @@ def _slice_scatter(draw):
     return Sample((draw(floats(shape, -3, 3)), draw(floats(_slice_shape(params), -3, 3))), params, diff=(0, 1))
 
 
-register("slice_scatter", _slice_scatter(), linear=True)
+register(core.slice_scatter_p, _slice_scatter(), linear=True)
 
 
 @st.composite
@@ -181,7 +183,7 @@ def _flip(draw):
     return _unary_sample(draw(_operand(shape)), {"axis": draw(axes_subset(len(shape)))})
 
 
-register("flip", _flip(), linear=True)
+register(core.flip_p, _flip(), linear=True)
 
 
 # ---------------------------------------------------------------------------
@@ -230,7 +232,7 @@ def _as_strided(draw):
     return _unary_sample(draw(_operand(base_shape)), {"shape": shape, "strides": strides, "offset": offset})
 
 
-register("as_strided", _as_strided(), linear=True)
+register(core.as_strided_p, _as_strided(), linear=True)
 
 
 @st.composite
@@ -245,4 +247,4 @@ def _as_strided_scatter(draw):
     return Sample((draw(floats(base_shape, -3, 3)), draw(floats(shape, -3, 3))), params, diff=(0, 1))
 
 
-register("as_strided_scatter", _as_strided_scatter(), linear=True)
+register(core.as_strided_scatter_p, _as_strided_scatter(), linear=True)
