@@ -36,7 +36,7 @@ def _batched_copies(a, b, is_key):
 def test_vmap_matches_stacked_slices(prim, data):
     sample = data.draw(REGISTRY[prim].strategy, label="sample")
     b = data.draw(st.integers(1, 3), label="batch")
-    is_random = prim.family == "random"
+    is_random = REGISTRY[prim].key
     in_axes, batched = [], []
     for i, a in enumerate(sample.args):
         mapped = data.draw(st.booleans(), label=f"map arg {i}") or (i == 0 and is_random)

@@ -27,6 +27,7 @@ class Sample:
 class Entry:
     strategy: object        # a hypothesis strategy drawing Sample
     linear: bool = False    # informational
+    key: bool = False       # the first input is a PRNG key (vmap splits it per batch element)
 
 
 def register(prim, strategy, **kw):

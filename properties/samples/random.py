@@ -8,8 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from mindtorch_v2 import core
-from mindtorch_v2.core import dtypes as dt
+from mindtorch_v2.core import dtypes as dt, random
 
 from . import Sample, register
 
@@ -20,18 +19,22 @@ float_dtypes = st.sampled_from([dt.float16, dt.float32, dt.float64])
 int_dtypes = st.sampled_from([dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64])
 
 
+def _register(prim, strategy):
+    register(prim, strategy, key=True)
+
+
 def _sample(k, **params):
     return Sample(args=(k,), params=params, diff=(), smooth=False)
 
 
-register(core.random.random_split_p, st.builds(lambda k, n: _sample(k, num=n), keys, st.integers(0, 5)))
+_register(random.random_split_p, st.builds(lambda k, n: _sample(k, num=n), keys, st.integers(0, 5)))
 
-register(core.random.random_fold_in_p, st.builds(
+_register(random.random_fold_in_p, st.builds(
     lambda k, d: Sample(args=(k, np.array(d, np.int64)), diff=(), smooth=False), keys, _INT64))
 
-register(core.random.random_uniform_p, st.builds(lambda k, s, d: _sample(k, shape=s, dtype=d), keys, shapes, float_dtypes))
+_register(random.random_uniform_p, st.builds(lambda k, s, d: _sample(k, shape=s, dtype=d), keys, shapes, float_dtypes))
 
-register(core.random.random_normal_p, st.builds(lambda k, s, d: _sample(k, shape=s, dtype=d), keys, shapes, float_dtypes))
+_register(random.random_normal_p, st.builds(lambda k, s, d: _sample(k, shape=s, dtype=d), keys, shapes, float_dtypes))
 
 
 @st.composite
@@ -41,7 +44,7 @@ def _truncated_normal(draw):
     return _sample(draw(keys), lower=lower, upper=upper, shape=draw(shapes), dtype=draw(float_dtypes))
 
 
-register(core.random.random_truncated_normal_p, _truncated_normal())
+_register(random.random_truncated_normal_p, _truncated_normal())
 
 
 @st.composite
@@ -53,6 +56,6 @@ def _randint(draw):
     return _sample(draw(keys), shape=draw(shapes), minval=lo, maxval=hi, dtype=dtype)
 
 
-register(core.random.random_randint_p, _randint())
+_register(random.random_randint_p, _randint())
 
-register(core.random.random_permutation_p, st.builds(lambda k, n: _sample(k, n=n), keys, st.integers(0, 10)))
+_register(random.random_permutation_p, st.builds(lambda k, n: _sample(k, n=n), keys, st.integers(0, 10)))
