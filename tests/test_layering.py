@@ -26,6 +26,9 @@ FACE_MODULES = ("mindtorch_v2.core.api", "mindtorch_v2.core.array_methods")
 # The core's machinery: arrays, primitives, interpreters. They import only each other.
 MACHINERY = tuple(f"mindtorch_v2.core.{m}" for m in
                   ("primitive", "autodiff", "batching", "pytree", "array", "dtypes", "devices"))
+# Submodules of core that eager may name (`from ..core import dtypes`): none today. Add one here if
+# core's __init__ re-exports it as a public namespace on purpose.
+CORE_PUBLIC_SUBMODULES = ()
 # The torch-named modules built on eager: they import from defining modules, never the top package.
 TORCH_FACES = ("mindtorch_v2.nn.*", "mindtorch_v2.optim.*", "mindtorch_v2.utils.*", "mindtorch_v2.func",
                "mindtorch_v2.autograd.*", "mindtorch_v2.serialization")
@@ -50,7 +53,7 @@ RULES = (
     Rule("op families import neither the core package nor its faces", ("mindtorch_v2.core.ops.*",),
          ("mindtorch_v2.core",) + FACE_MODULES),
     Rule("eager uses only the core package's public names", ("mindtorch_v2.eager.*",), ("mindtorch_v2.core.*",),
-         ("mindtorch_v2.core",), attributes=True),
+         ("mindtorch_v2.core",) + CORE_PUBLIC_SUBMODULES, attributes=True),
     Rule("torch faces import defining modules, not the top package", TORCH_FACES, ("mindtorch_v2",)),
 )
 
