@@ -1,13 +1,17 @@
 """torch.optim: optimizers updating parameters in place, and learning-rate schedulers."""
 from . import lr_scheduler
-from .adadelta import Adadelta, Adamax
+from .adadelta import Adadelta
 from .adagrad import Adagrad
-from .adam import Adam, AdamW
+from .adam import Adam
+from .adamax import Adamax
+from .adamw import AdamW
+from .asgd import ASGD
 from .lbfgs import LBFGS
-from .nadam import NAdam, RAdam
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
-from .rprop import ASGD, Rprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",

@@ -10,7 +10,7 @@ from collections import defaultdict
 from itertools import chain
 
 from ..eager.autograd.graph import RemovableHandle
-from ..eager.creation import tensor as _tensor
+from ..eager.creation import full_like, tensor, zeros_like
 from ..eager.grad_mode import enable_grad, no_grad
 from ..eager.tensor import Tensor
 
@@ -79,6 +79,61 @@ def _copy_state(value):
     return value
 
 
+def _nonnegative(message):
+    """A check rejecting values below zero, with torch's message."""
+    def check(value, owner, defaults):
+        # torch's SGD tests `value < 0.0`, which lets nan through; the others test `not 0.0 <= value`
+        if value < 0.0 if owner._NAN_PASSES else not 0.0 <= value:
+            raise ValueError(message.format(value))
+    return check
+
+
+def _check_betas(betas, owner, defaults):
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def _check_rho(rho, owner, defaults):
+    if not 0.0 <= rho <= 1.0:
+        raise ValueError(f"Invalid rho value: {rho}")
+
+
+def _check_etas(etas, owner, defaults):
+    if not 0.0 < etas[0] < 1.0 < etas[1]:
+        raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+
+
+def _check_nesterov(nesterov, owner, defaults):
+    if nesterov and (defaults["momentum"] <= 0 or defaults["dampening"] != 0):
+        raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+
+
+def _check_not_differentiable(differentiable, owner, defaults):
+    if differentiable:
+        raise NotImplementedError(f"{owner.__name__}(differentiable=True) is not supported")
+
+
+# torch's hyperparameter checks and messages, by defaults key
+_HYPERPARAMETER_CHECKS = {
+    "lr": _nonnegative("Invalid learning rate: {}"),
+    "eps": _nonnegative("Invalid epsilon value: {}"),
+    **{name: _nonnegative(f"Invalid {name} value: {{}}")
+       for name in ("weight_decay", "momentum", "lr_decay", "initial_accumulator_value", "momentum_decay", "alpha")},
+    "betas": _check_betas,
+    "rho": _check_rho,
+    "etas": _check_etas,
+    "nesterov": _check_nesterov,
+    "differentiable": _check_not_differentiable,
+}
+
+
+def _check_hyperparameters(owner, defaults):
+    """Raise torch's error for the first invalid value among owner._CHECKED, in that order."""
+    for name in owner._CHECKED:
+        _HYPERPARAMETER_CHECKS[name](defaults[name], owner, defaults)
+
+
 _STATE_DICT_HOOKS = ("_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
                      "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks")
 
@@ -87,6 +142,8 @@ class Optimizer:
     """Base class of all optimizers: `param_groups`, `state`, `step`, `zero_grad`, state dicts."""
 
     _SETSTATE_DEFAULTS = {}  # per subclass: param_group keys to fill in when unpickling older state
+    _CHECKED = ()  # per subclass: the defaults keys to validate (see _HYPERPARAMETER_CHECKS), in torch's order
+    _NAN_PASSES = False  # SGD's checks let a nan through, as torch's do
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -95,6 +152,7 @@ class Optimizer:
             cls.step = _with_step_hooks(step)
 
     def __init__(self, params, defaults):
+        _check_hyperparameters(type(self), defaults)
         self.defaults = defaults
         self._step_pre_hooks = []
         self._step_post_hooks = []
@@ -205,6 +263,29 @@ class Optimizer:
         """hook(optimizer) runs after load_state_dict()."""
         return self._register("_optimizer_load_state_dict_post_hooks", hook, prepend)
 
+    def _init_state(self, p, buffers=(), scalars=()):
+        """self.state[p], set up when empty: a "step" count of 0, then each (name, value) of `scalars` as a
+        float32 scalar tensor, then each of `buffers` like p: a name for zeros, or a (name, fill value) pair."""
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = tensor(0.0)
+            for name, value in scalars:
+                state[name] = tensor(float(value))
+            for name in buffers:
+                if type(name) is str:
+                    state[name] = zeros_like(p)
+                else:
+                    name, fill = name
+                    state[name] = full_like(p, fill)
+        return state
+
+    def _stepped_params(self, group, buffers=(), scalars=()):
+        """Yield (param, grad, state, step) for each param of a group with a gradient: its state set up on its
+        first step (see _init_state), and the step count advanced to `step`."""
+        for p, g in self._params_with_grad(group):
+            state = self._init_state(p, buffers, scalars)
+            yield p, g, state, _step_count(state)
+
     def _params_with_grad(self, group):
         """(param, grad) pairs of a group, skipping params without a gradient."""
         out = []
@@ -293,7 +374,7 @@ class Optimizer:
                 group.setdefault(key, value)
         for s in self.state.values():
             if isinstance(s, dict) and "step" in s and not isinstance(s["step"], Tensor):
-                s["step"] = _tensor(float(s["step"]))  # older checkpoints kept the step as a number
+                s["step"] = tensor(float(s["step"]))  # older checkpoints kept the step as a number
 
     def __repr__(self):
         out = self.__class__.__name__ + " ("
@@ -303,6 +384,21 @@ class Optimizer:
                 if key != "params":
                     out += f"    {key}: {group[key]}\n"
         return out + ")"
+
+
+class _GroupwiseOptimizer(Optimizer):
+    """An optimizer whose step updates each param group by itself: subclasses write _update_group(group)."""
+
+    @_no_grad_step
+    def step(self, closure=None):
+        """Update every parameter that has a gradient; return closure()'s loss if a closure is given."""
+        loss = _call_closure(closure)
+        for group in self.param_groups:
+            self._update_group(group)
+        return loss
+
+    def _update_group(self, group):
+        raise NotImplementedError
 
 
 def _cast_state(param, key, value):
@@ -331,6 +427,29 @@ def _lerp_(t, end, weight):
     if abs(weight) < 0.5:
         return t.add_((end - t) * weight)
     return t.copy_(end - (end - t) * (1 - weight))
+
+
+def _descent_grad(p, grad, group, decoupled_weight_decay=False):
+    """The gradient a step follows: negated with group["maximize"], plus weight_decay * p (L2); with
+    decoupled_weight_decay, p is shrunk in place by 1 - lr * weight_decay instead and grad kept."""
+    if group["maximize"]:
+        grad = -grad
+    weight_decay = group["weight_decay"]
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            p.mul_(1 - group["lr"] * weight_decay)
+        else:
+            grad = grad.add(p, alpha=weight_decay)
+    return grad
+
+
+def _update_moments(state, grad, beta1, beta2):
+    """Adam's moment estimates, updated in place and returned: exp_avg = lerp(exp_avg, g, 1 - beta1),
+    exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g * g."""
+    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+    _lerp_(exp_avg, grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).add_(grad * (1 - beta2) * grad)
+    return exp_avg, exp_avg_sq
 
 
 def _step_count(state):
