@@ -110,7 +110,7 @@ def test_mixing_cpu_and_meta_raises_runtime_error():
     with pytest.raises(RuntimeError, match="same device"):
         meta((3,))[core.asarray([0, 1])]  # an index Array keeps its own device
     with pytest.raises(RuntimeError, match="meta"):
-        core.ops.creation.to_device(meta((2,)), "cpu")
+        core.to_device(meta((2,)), "cpu")
 
 
 def test_meta_constructors_and_repr():

@@ -237,8 +237,8 @@ def test_conv_jvp_matches_finite_differences(xs, ws, stride, padding, dilation, 
 
 
 def test_conv_gradients_on_meta_have_input_shapes():
-    x = core.ops.creation.to_device(core.asarray(arr(2, 4, 9, 8)), "meta")
-    w = core.ops.creation.to_device(core.asarray(arr(6, 2, 3, 2)), "meta")
+    x = core.to_device(core.asarray(arr(2, 4, 9, 8)), "meta")
+    w = core.to_device(core.asarray(arr(6, 2, 3, 2)), "meta")
     y = core.conv(x, w, stride=2, padding=1, dilation=(1, 2), groups=2)
     assert y.device.type == "meta" and y.shape == (2, 6, 5, 4)
     gx, gw = core.grad(lambda x, w: core.sum(core.conv(x, w, stride=2, padding=1, dilation=(1, 2), groups=2)),
@@ -402,7 +402,7 @@ def test_pool_second_order_and_meta():
     x = core.asarray(distinct(1, 2, 6, 6))
     h = core.grad(lambda x: core.sum(core.grad(lambda x: core.sum(core.max_pool(x, 2, padding=1) ** 2))(x) ** 2))(x)
     assert h.shape == x.shape
-    xm = core.ops.creation.to_device(x, "meta")
+    xm = core.to_device(x, "meta")
     for fn in (lambda x: core.max_pool(x, 3, 2, 1, ceil_mode=True),
                lambda x: core.avg_pool(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)):
         y = fn(xm)
@@ -501,8 +501,8 @@ def test_einsum_second_order_and_jvp():
 
 
 def test_einsum_on_meta():
-    a = core.ops.creation.to_device(core.asarray(arr(2, 3, 4)), "meta")
-    b = core.ops.creation.to_device(core.asarray(arr(4, 5)), "meta")
+    a = core.to_device(core.asarray(arr(2, 3, 4)), "meta")
+    b = core.to_device(core.asarray(arr(4, 5)), "meta")
     y = core.einsum("bij,jk->bki", a, b)
     assert y.shape == (2, 5, 3) and y.device.type == "meta"
     ga = core.grad(lambda a: core.sum(core.einsum("bij,jk->bki", a, b)))(a)

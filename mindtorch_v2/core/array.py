@@ -8,7 +8,7 @@ no buffer. Operators (`+`, `@`, `[]`, ...) are installed on `ArrayBase` by
 import numpy as np
 
 from . import dtypes as _dt
-from .devices import cpu, meta
+from .devices import backend_for, cpu, device as _device, meta
 
 
 class ArrayBase:
@@ -124,6 +124,21 @@ def make(buf, shape, dtype, device):
     return a
 
 
+def constant(buf, shape, dtype, device):
+    """An Array of a numpy buffer nobody writes to, put on `device` (meta keeps only the aval)."""
+    if device is meta:
+        return make(None, tuple(shape), dtype, device)
+    if device is not cpu:
+        buf = backend_for(device).to_buffer(buf)
+    return make(buf, tuple(shape), dtype, device)
+
+
+def aval(shape, dtype, device):
+    """A bufferless Array standing for a value of this shape, dtype and device (for rules that read
+    only shapes and dtypes; on meta it is the value itself)."""
+    return make(None, tuple(shape), dtype, device)
+
+
 def from_numpy_buffer(buf, device=cpu):
     """Wrap a numpy array we own (no copy)."""
     return make(buf, buf.shape, _dt.from_numpy(buf.dtype), device)
@@ -134,5 +149,4 @@ def meta_array(shape, dtype):
 
 
 def _rebuild(buf, shape, dtype_name, device_name):
-    from .devices import device as _device
     return make(buf, shape, _dt.from_name(dtype_name), _device(device_name))

@@ -21,43 +21,39 @@ import itertools
 
 import numpy as np
 
-from . import array as _array
 from . import dtypes as _dt
 from .array import Array
-from .devices import meta as _meta
-from .primitive import Trace, Tracer, new_main
-from .pytree import tree_flatten, tree_unflatten
+from .primitive import Primitive, Trace, Tracer, new_main, zeros_like
 
-# core ops the interpreters need (accumulating cotangents); installed by ops/__init__.py so
-# that this module never imports an op family.
-_ops = {}
+# ---------------------------------------------------------------------------
+# the sum of two cotangents: owned here (JAX's ad_util.add_jaxvals), so the interpreters need no op family.
+# Same dtypes, numpy broadcasting; its batching rule is the elementwise one (attached in ops/_family.py).
 
 
-def install_ops(**ops):
-    _ops.update(ops)
+def _add_any_meta(x, y):
+    if x.dtype is not y.dtype:
+        raise TypeError(f"add_any: cotangents of different dtypes {x.dtype.name} and {y.dtype.name}")
+    if x.shape == y.shape:
+        return x.shape, x.dtype
+    return tuple(np.broadcast_shapes(x.shape, y.shape)), x.dtype
+
+
+add_any_p = Primitive("add_any", _add_any_meta, linear=True,
+                      vjp=(lambda g, out, x, y: g, lambda g, out, x, y: g))
+add_any_p.def_impl("cpu")(np.add)
+
+
+def add_any(x, y):
+    """x + y for cotangents (None is a zero)."""
+    if x is None:
+        return y
+    if y is None:
+        return x
+    return add_any_p.bind(x, y)
 
 
 def _is_float(x):
     return x.dtype.category == _dt.FLOAT
-
-
-def zeros_like_aval(x):
-    """Zeros with x's shape/dtype/device: a constant made by core ops (a broadcast 0)."""
-    return _ops["zeros_like"](x)
-
-
-def ones_like_aval(x):
-    if x.device is _meta:
-        return _array.make(None, x.shape, x.dtype, _meta)
-    return _array.make(np.ones(x.shape, x.dtype.np), x.shape, x.dtype, x.device)
-
-
-def _add_ct(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return _ops["add"](a, b)
 
 
 # ---------------------------------------------------------------------------
@@ -112,20 +108,20 @@ def jvp_from_vjp(prim, tangents, out, primals, params):
     u, so the VJP of (u -> J^T u) applied to t is J t (transpose of the transpose)."""
     idx = [i for i, t in enumerate(tangents) if t is not None and prim.vjp[i] is not None]
 
-    def pullback_in_u(u):
+    multiple = prim.multiple_results
+
+    def pullback_in_u(us):
+        u = tuple(us) if multiple else us[0]
         res = []
         for i in idx:
             r = prim.vjp[i](u, out, *primals, **params)
-            res.append(zeros_like_aval(primals[i]) if r is None else r)
+            res.append(zeros_like(primals[i]) if r is None else r)
         return res
 
-    if prim.multiple_results:
-        u0 = tuple(zeros_like_aval(o) for o in out)
-    else:
-        u0 = zeros_like_aval(out)
-    _, pull = vjp(pullback_in_u, u0)
-    (t_out,) = pull([tangents[i] for i in idx])
-    return t_out
+    u0 = [zeros_like(o) for o in out] if multiple else [zeros_like(out)]
+    _, pull, _ = vjp_flat(pullback_in_u, u0)
+    t_out = [zeros_like(u) if t is None else t for t, u in zip(pull([tangents[i] for i in idx]), u0)]
+    return tuple(t_out) if multiple else t_out[0]
 
 
 # ---------------------------------------------------------------------------
@@ -201,7 +197,7 @@ def backpropagate(main, out_tracers, cts, n_inputs):
     for t, g in zip(out_tracers, cts):
         if g is not None and type(t) is VJPTracer and t._main is main:
             _accumulate(t, g, ct, grads, nodes, pending)
-    add = _ops["add"]
+    add = add_any_p.bind
     heappop, heappush = heapq.heappop, heapq.heappush
     while pending:
         seq = -heappop(pending)
@@ -209,7 +205,7 @@ def backpropagate(main, out_tracers, cts, n_inputs):
         g = ct.pop(seq)
         prim = node.prim
         if prim.multiple_results:
-            g = tuple(zeros_like_aval(o) if x is None else x for x, o in zip(g, node.out))
+            g = tuple(zeros_like(o) if x is None else x for x, o in zip(g, node.out))
         rules = prim.vjp
         for i, a in enumerate(node.args):
             if type(a) is VJPTracer and a._main is main:
@@ -237,7 +233,7 @@ def backpropagate(main, out_tracers, cts, n_inputs):
 def _accumulate(t, g, ct, grads, nodes, pending):
     node = t.node
     if type(node) is int:
-        grads[node] = g if grads[node] is None else _ops["add"](grads[node], g)
+        grads[node] = add_any(grads[node], g)
         return
     seq = node.seq
     if seq not in nodes:
@@ -250,174 +246,30 @@ def _accumulate(t, g, ct, grads, nodes, pending):
             return
     if node.prim.multiple_results:
         cur = ct[seq]
-        cur[t.index] = _add_ct(cur[t.index], g)
+        cur[t.index] = add_any(cur[t.index], g)
     else:
-        ct[seq] = _ops["add"](ct[seq], g)
+        ct[seq] = add_any_p.bind(ct[seq], g)
 
 
 # ---------------------------------------------------------------------------
-# the transforms
+# flat entry points for the transforms (core/api.py adds pytrees, argnums and argument checks)
 
 
-def _as_array(x, what):
-    if isinstance(x, (Array, Tracer)):
-        return x
-    if hasattr(type(x), "__mt_bind__"):
-        return x
-    conv = _ops.get("asarray")
-    try:
-        return conv(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what}: expected arrays (or python/numpy numbers), got {type(x).__name__}") from None
+def vjp_flat(f, flat):
+    """Run f (list of arrays -> list of arrays) under a reverse-mode trace.
+    Returns (outputs, pullback): pullback(cotangents) gives one cotangent per input (None: no path)."""
+    with new_main(VJPTrace) as main:
+        out = f([VJPTracer(main, x, i) for i, x in enumerate(flat)])
+        out_primals = [unwrap(o, main) for o in out]
+
+    def pullback(cts):
+        return backpropagate(main, out, cts, len(flat))
+
+    return out_primals, pullback, main
 
 
-def _unwrap_level(x, main, cls):
-    if type(x) is cls and x._main is main:
+def unwrap(x, main):
+    """x's value one level below `main` (x itself when it is not one of main's tracers)."""
+    if isinstance(x, (VJPTracer, JVPTracer)) and x._main is main:
         return x.primal
     return x
-
-
-def vjp(f, *primals, has_aux=False):
-    """Return (f(*primals), pullback) [+ aux]; pullback(cotangent) gives a tuple of input cotangents."""
-    flat, in_tree = tree_flatten(primals)
-    flat = [_as_array(x, "vjp") for x in flat]
-    with new_main(VJPTrace) as main:
-        tracers = [VJPTracer(main, x, i) for i, x in enumerate(flat)]
-        out = f(*tree_unflatten(in_tree, tracers))
-        if has_aux:
-            out, aux = _split_aux(out)
-        out_flat, out_tree = tree_flatten(out)
-        out_primals = [_unwrap_level(_as_array(o, "vjp output"), main, VJPTracer) for o in out_flat]
-        if has_aux:
-            aux = tree_unflatten(*_unwrap_tree(aux, main, VJPTracer))
-
-    def pullback(cotangent):
-        ct_flat, ct_tree = tree_flatten(cotangent)
-        if ct_tree != out_tree:
-            raise ValueError(f"vjp: cotangent structure {ct_tree} does not match the output structure {out_tree}")
-        cts = []
-        for c, o in zip(ct_flat, out_primals):
-            c = _as_array(c, "vjp cotangent")
-            if c.shape != o.shape:
-                raise ValueError(f"vjp: cotangent shape {c.shape} does not match the output shape {o.shape}")
-            if _is_float(o) and c.dtype is not o.dtype:
-                c = _ops["cast"](c, o.dtype)
-            cts.append(c)
-        grads = backpropagate(main, out_flat, cts, len(flat))
-        grads = [zeros_like_aval(x) if g is None else g for g, x in zip(grads, flat)]
-        return tree_unflatten(in_tree, grads)
-
-    res = (tree_unflatten(out_tree, out_primals), pullback)
-    return res + (aux,) if has_aux else res
-
-
-def _split_aux(out):
-    if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise TypeError("has_aux=True needs the function to return a pair (output, aux)")
-    return out[0], out[1]
-
-
-def _unwrap_tree(tree, main, cls):
-    leaves, td = tree_flatten(tree)
-    return td, [_unwrap_level(x, main, cls) for x in leaves]
-
-
-def jvp(f, primals, tangents, has_aux=False):
-    """Return (f(*primals), J tangents) [+ aux]; primals and tangents are matching tuples/lists."""
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError("jvp: primals and tangents must be tuples or lists of arguments")
-    flat, in_tree = tree_flatten(tuple(primals))
-    t_flat, t_tree = tree_flatten(tuple(tangents))
-    if t_tree != in_tree:
-        raise ValueError(f"jvp: tangent structure {t_tree} does not match primal structure {in_tree}")
-    flat = [_as_array(x, "jvp") for x in flat]
-    t_flat = [_as_array(t, "jvp tangent") for t in t_flat]
-    for x, t in zip(flat, t_flat):
-        if x.shape != t.shape:
-            raise ValueError(f"jvp: tangent shape {t.shape} does not match primal shape {x.shape}")
-        if _is_float(x) and t.dtype is not x.dtype:
-            raise TypeError(f"jvp: tangent dtype {t.dtype.name} does not match primal dtype {x.dtype.name}")
-    with new_main(JVPTrace) as main:
-        tracers = [JVPTracer(main, x, t if _is_float(x) else None) for x, t in zip(flat, t_flat)]
-        out = f(*tree_unflatten(in_tree, tracers))
-        if has_aux:
-            out, aux = _split_aux(out)
-            aux = tree_unflatten(*_unwrap_tree(aux, main, JVPTracer))
-        out_flat, out_tree = tree_flatten(out)
-        primals_out, tangents_out = [], []
-        for o in out_flat:
-            o = _as_array(o, "jvp output")
-            if type(o) is JVPTracer and o._main is main:
-                primals_out.append(o.primal)
-                tangents_out.append(o.tangent)
-            else:
-                primals_out.append(o)
-                tangents_out.append(zeros_like_aval(o))
-    res = (tree_unflatten(out_tree, primals_out), tree_unflatten(out_tree, tangents_out))
-    return res + (aux,) if has_aux else res
-
-
-def _argnums_tuple(argnums, nargs, what):
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
-    for a in nums:
-        if not isinstance(a, int) or not -nargs <= a < nargs:
-            raise ValueError(f"{what}: argnums {argnums!r} out of range for {nargs} positional arguments")
-    return single, tuple(a % nargs for a in nums)
-
-
-def _check_float_inputs(tree, what, argnum):
-    for leaf in tree_flatten(tree)[0]:
-        if not _is_float(leaf):
-            raise TypeError(f"{what} requires floating-point inputs; argument {argnum} has dtype {leaf.dtype.name}")
-
-
-def value_and_grad(f, argnums=0, has_aux=False):
-    """Return a function giving (f(*args), gradient w.r.t. args[argnums]) [with aux: ((value, aux), grad)]."""
-    def value_and_grad_f(*args, **kwargs):
-        single, nums = _argnums_tuple(argnums, len(args), "grad")
-        args = list(args)
-        diff = []
-        for n in nums:
-            args[n] = tree_unflatten(*_tree_as_arrays(args[n], "grad"))
-            _check_float_inputs(args[n], "grad", n)
-            diff.append(args[n])
-
-        def g(*dargs):
-            full = list(args)
-            for n, d in zip(nums, dargs):
-                full[n] = d
-            return f(*full, **kwargs)
-
-        res = vjp(g, *diff, has_aux=has_aux)
-        out, pull = res[0], res[1]
-        if not (isinstance(out, (Array, Tracer)) or hasattr(type(out), "__mt_bind__")) or out.shape != ():
-            shape = getattr(out, "shape", type(out).__name__)
-            raise TypeError(f"grad requires a scalar output, got {shape}")
-        if not _is_float(out):
-            raise TypeError(f"grad requires a floating-point output, got {out.dtype.name}")
-        grads = pull(ones_like_aval(out))
-        grads = grads[0] if single else tuple(grads)
-        if has_aux:
-            return (out, res[2]), grads
-        return out, grads
-
-    return value_and_grad_f
-
-
-def _tree_as_arrays(tree, what):
-    leaves, td = tree_flatten(tree)
-    return td, [_as_array(x, what) for x in leaves]
-
-
-def grad(f, argnums=0, has_aux=False):
-    """Return a function giving the gradient of scalar-valued f w.r.t. args[argnums] [and aux]."""
-    vg = value_and_grad(f, argnums, has_aux)
-
-    def grad_f(*args, **kwargs):
-        (v, g) = vg(*args, **kwargs)
-        if has_aux:
-            return g, v[1]
-        return g
-
-    return grad_f

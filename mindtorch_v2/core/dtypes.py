@@ -14,10 +14,11 @@ BOOL, INT, FLOAT = 0, 1, 2
 class DType:
     """A dtype: one interned object per kind, compared by identity."""
 
-    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "__weakref__")
+    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "scalar_name", "__weakref__")
 
-    def __init__(self, name, np_dtype, category, is_signed):
+    def __init__(self, name, np_dtype, category, is_signed, scalar_name):
         self.name = name
+        self.scalar_name = scalar_name  # torch's ScalarType name: "Float" in "FloatTensor" and in its messages
         self.np = np.dtype(np_dtype)
         self.category = category
         self.itemsize = self.np.itemsize
@@ -34,15 +35,15 @@ class DType:
         return (from_name, (self.name,))
 
 
-bool_ = DType("bool_", np.bool_, BOOL, False)
-uint8 = DType("uint8", np.uint8, INT, False)
-int8 = DType("int8", np.int8, INT, True)
-int16 = DType("int16", np.int16, INT, True)
-int32 = DType("int32", np.int32, INT, True)
-int64 = DType("int64", np.int64, INT, True)
-float16 = DType("float16", np.float16, FLOAT, True)
-float32 = DType("float32", np.float32, FLOAT, True)
-float64 = DType("float64", np.float64, FLOAT, True)
+bool_ = DType("bool_", np.bool_, BOOL, False, "Bool")
+uint8 = DType("uint8", np.uint8, INT, False, "Byte")
+int8 = DType("int8", np.int8, INT, True, "Char")
+int16 = DType("int16", np.int16, INT, True, "Short")
+int32 = DType("int32", np.int32, INT, True, "Int")
+int64 = DType("int64", np.int64, INT, True, "Long")
+float16 = DType("float16", np.float16, FLOAT, True, "Half")
+float32 = DType("float32", np.float32, FLOAT, True, "Float")
+float64 = DType("float64", np.float64, FLOAT, True, "Double")
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 FLOATING = (float16, float32, float64)
@@ -57,11 +58,6 @@ default_int = int64
 
 
 # PyTorch's legacy tensor type names (`x.type()`, version-error messages)
-TORCH_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                    "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
-                    "uint8": "ByteTensor", "bool_": "BoolTensor"}
-
-
 def from_name(name):
     return _BY_NAME[name]
 

@@ -21,38 +21,84 @@ from .devices import meta as _meta_device
 _REGISTRY = {}
 
 
+class VariadicVJP:
+    """The VJP rules of a primitive that takes any number of array inputs (concatenate, einsum):
+    `make_rule(i)` builds input i's rule on first use; `rules[i]` returns it."""
+
+    __slots__ = ("make_rule", "_rules")
+
+    def __init__(self, make_rule):
+        self.make_rule = make_rule
+        self._rules = {}
+
+    def __getitem__(self, i):
+        rule = self._rules.get(i)
+        if rule is None:
+            rule = self._rules[i] = self.make_rule(i)
+        return rule
+
+
+class _AllInputs:
+    """vjp_reads of rules that read every input, however many (einsum's operands): a set of all
+    input positions (and not "out")."""
+
+    __slots__ = ()
+
+    def __contains__(self, r):
+        return type(r) is int
+
+    def __bool__(self):
+        return True
+
+    def __repr__(self):
+        return "ALL_INPUTS"
+
+
+ALL_INPUTS = _AllInputs()
+
+
 class Primitive:
     """One operation. See the module docstring; rules are attached by family builders."""
 
     __slots__ = ("name", "meta", "impls", "vjp", "vjp_reads", "vjp_reads_by_input", "jvp", "batch",
-                 "multiple_results", "_cache", "linear", "family", "__weakref__")
+                 "multiple_results", "_cache", "linear", "__weakref__")
 
-    def __init__(self, name, meta, *, vjp=None, vjp_reads=(), jvp=None,
-                 multiple_results=False, linear=False, family=None):
+    def __init__(self, name, meta, *, vjp=None, vjp_reads=(), jvp=None, multiple_results=False, linear=False):
         if name in _REGISTRY:
             raise ValueError(f"primitive '{name}' is declared twice")
         self.name = name
         self.meta = meta
         self.impls = {}
-        # vjp: tuple with one rule per positional input, each `rule(g, out, *args, **params)`
-        # returning the cotangent for that input (or None); None entries mean "no gradient".
+        # vjp: a tuple with one rule per positional input, each `rule(g, out, *args, **params)` returning
+        # the cotangent for that input (or None); None entries mean "no gradient". A variadic primitive
+        # gives a VariadicVJP instead.
         self.vjp = vjp
-        # what the VJP rules read: a tuple of input indices and/or "out"; the eager tape saves exactly
-        # these. Or one such tuple per input (what that input's rule reads): then only the rules of
-        # inputs that need a gradient count, as PyTorch saves `other` for mul only if `self` needs grad.
-        if vjp_reads and isinstance(vjp_reads[0], tuple):
+        # what the VJP rules read: a tuple of input indices and/or "out" (the eager tape saves exactly
+        # these), ALL_INPUTS, or one such tuple per input (what that input's rule reads): then only the
+        # rules of inputs that need a gradient count, as PyTorch saves `other` for mul only if `self`
+        # needs grad.
+        if isinstance(vjp_reads, tuple) and vjp_reads and isinstance(vjp_reads[0], tuple):
             self.vjp_reads_by_input = vjp_reads
             self.vjp_reads = tuple(sorted({r for rs in vjp_reads for r in rs}, key=str))
         else:
             self.vjp_reads_by_input = None
             self.vjp_reads = vjp_reads
+        # linear=True: the op is linear in its differentiable inputs (those with a VJP rule), so its JVP is
+        # the op applied to the tangents (zeros for inputs without one), with the other inputs as they are.
+        self.linear = linear
+        if jvp is None and linear:
+            jvp = self._linear_jvp
         self.jvp = jvp  # jvp(tangents, out, *args, **params) -> output tangent(s); None: derived from the VJP
         self.batch = None
         self.multiple_results = multiple_results
-        self.linear = linear
-        self.family = family
         self._cache = {}
         _REGISTRY[name] = self
+
+    def _linear_jvp(self, tangents, out, *args, **params):
+        vjp = self.vjp
+        ins = [a if vjp[i] is None else (zeros_like(a) if t is None else t)
+               for i, (t, a) in enumerate(zip(tangents, args))]
+        return self.bind(*ins, **params)
 
     def def_impl(self, device_type):
         """Decorator: register the lowering of this primitive for a device type."""
@@ -201,16 +247,15 @@ _STACK = _TransformStack()  # per thread, like the eager grad mode
 class new_main:
     """Context manager pushing a transform interpreter at the next level."""
 
-    __slots__ = ("trace_type", "main", "payload")
+    __slots__ = ("trace_type", "main")
 
-    def __init__(self, trace_type, payload=None):
+    def __init__(self, trace_type):
         self.trace_type = trace_type
-        self.payload = payload
 
     def __enter__(self):
         stack = _STACK.mains
         main = MainTrace(len(stack), None)
-        main.trace = self.trace_type(main, self.payload)
+        main.trace = self.trace_type(main)
         stack.append(main)
         self.main = main
         return main
@@ -224,35 +269,28 @@ class new_main:
 
 
 class Trace:
-    """An interpreter for binds on its own tracers."""
+    """An interpreter for binds on its own tracers. `transform` names it in errors."""
 
-    __slots__ = ("main", "payload", "finished")
+    __slots__ = ("main", "finished")
+    transform = "a transform"
 
-    def __init__(self, main, payload):
+    def __init__(self, main):
         self.main = main
-        self.payload = payload
         self.finished = False
 
     def process(self, prim, args, params):
         raise NotImplementedError
 
 
+class UnexpectedTracerError(TypeError):
+    """A tracer was used after the transform that made it had returned (it leaked out of the function,
+    e.g. stored in a global or a closure), as JAX's UnexpectedTracerError."""
+
+
 class Tracer(ArrayBase):
-    """A value flowing through a transform. Subclasses define `aval_source`."""
+    """A value flowing through a transform. Subclasses give `shape`, `dtype` and `device`."""
 
     __slots__ = ("_main",)
-
-    @property
-    def shape(self):
-        return self.aval_source().shape
-
-    @property
-    def dtype(self):
-        return self.aval_source().dtype
-
-    @property
-    def device(self):
-        return self.aval_source().device
 
     def __bool__(self):
         raise TypeError(
@@ -270,11 +308,34 @@ def _bind_general(prim, args, params):
         if hook is not None:
             return hook(prim, args, params)
         if isinstance(a, Tracer):
-            if top is None or a._main.level > top.level:
-                top = a._main
+            main = a._main
+            if main.trace.finished:
+                _leaked(prim, a)
+            if top is None or main.level > top.level:
+                top = main
         elif type(a) is not Array:
             raise TypeError(f"{prim.name}: expected arrays as positional arguments, got {type(a).__name__}")
     if top is None:
         return prim.eval(args, params)
     return top.trace.process(prim, args, params)
 
+
+
+def _leaked(prim, tracer):
+    raise UnexpectedTracerError(
+        f"{prim.name}: encountered a tracer of {tracer._main.trace.transform} (level {tracer._main.level}) after "
+        f"that transform had returned: {tracer!r}. A value computed inside a transformed function leaked out "
+        "(stored in a global, an attribute or a closure). Return it from the function instead.")
+
+
+# ---------------------------------------------------------------------------
+# zeros: owned here (as JAX's ad_util owns them), for the interpreters and the rules
+
+
+def zeros_like(x):
+    """Zeros with x's shape, dtype and device: a broadcast 0, no buffer allocated (meta: no buffer)."""
+    return _array.constant(_np_zeros(x.dtype.np, x.shape), x.shape, x.dtype, x.device)
+
+
+def _np_zeros(np_dtype, shape):
+    return np.broadcast_to(np.zeros((), np_dtype), shape)

@@ -224,7 +224,7 @@ def _key(generator, device=None):
     if device is not None:
         device = core.device(device)
         if device is not k.device:
-            k = core.ops.creation.to_device(k, device)
+            k = core.to_device(k, device)
     return k
 
 
@@ -284,7 +284,7 @@ def randint_like(input, low, high=None, dtype=None, device=None, requires_grad=F
 def normal(mean, std=1.0, size=None, *, generator=None):
     if size is not None:
         return randn(*size, generator=generator) * std + mean
-    shape = core.ops._family.broadcast_shapes("normal", *[tuple(getattr(x, "shape", ())) for x in (mean, std)])
+    shape = core.broadcast_shapes(*[tuple(getattr(x, "shape", ())) for x in (mean, std)])
     return randn(*shape, generator=generator) * std + mean
 
 

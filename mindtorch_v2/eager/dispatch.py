@@ -6,8 +6,7 @@ the values (which may be tracers inside `torch.func` transforms), wrap the
 outputs as new Tensors, and, when grad mode is on and an input requires grad,
 record one autograd Node holding what the primitive's VJP rules read.
 """
-from ..core import array as _array
-from ..core import dtypes as _dt
+from ..core import aval, dtypes as _dt
 from .autograd.graph import Node, Saved
 from .grad_mode import _state
 
@@ -49,7 +48,7 @@ def tensor_bind(prim, args, params):
 
 def aval_of(v):
     """A bufferless stand-in with v's shape, dtype and device, for rules that read only avals."""
-    return _array.make(None, v.shape, v.dtype, v.device)
+    return aval(v.shape, v.dtype, v.device)
 
 
 def edge_of(t):

@@ -15,9 +15,8 @@ import sys
 import numpy as np
 
 from .. import core
-from ..core import array as _array
 from ..core import dtypes as _dt
-from ..core.ops.shape import as_strided_scatter_p
+from ..core import as_strided_scatter_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
 from .dispatch import record_node
@@ -38,7 +37,7 @@ def _conform(self, new, name):
         new = Tensor._wrap(core.cast(new, self.dtype))
     if new._shape != self._shape:
         try:
-            ok = core.ops._family.broadcast_shapes(name, new._shape, self._shape) == self._shape
+            ok = core.broadcast_shapes(new._shape, self._shape) == self._shape
         except (ValueError, RuntimeError):
             ok = False
         if not ok:
@@ -49,13 +48,12 @@ def _conform(self, new, name):
 
 
 def _dt_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool_": "Bool"}[d.name]
+    return d.scalar_name
 
 
 def _broadcast_or(a, b):
     try:
-        return core.ops._family.broadcast_shapes("", a, b)
+        return core.broadcast_shapes(a, b)
     except (ValueError, RuntimeError):
         return a
 
@@ -125,12 +123,12 @@ def _sole_owner(st, val):
     if is_functionalizing() or not _REFCOUNTS_EXACT:
         return False
     v = st.value
-    if type(v) is not _array.Array or v._buf is None:
+    if type(v) is not core.Array or v._buf is None:
         return False
     buf = v._buf
     # references: st.value, the local `v`, getrefcount's argument; for the buffer: v._buf, `buf`, the
     # argument, plus one when `val` is a view of it
-    extra = 1 if type(val) is _array.Array and _views_buffer(val._buf, buf) else 0
+    extra = 1 if type(val) is core.Array and _views_buffer(val._buf, buf) else 0
     return sys.getrefcount(v) <= 3 and sys.getrefcount(buf) <= 3 + extra and buf.base is None \
         and buf.flags.writeable and buf.flags.c_contiguous
 
@@ -151,7 +149,7 @@ def write(self, new):
     st = self._storage
     val = new._value()
     if self._full:
-        if type(val) is _array.Array and val._buf is not None and not val._buf.flags.c_contiguous:
+        if type(val) is core.Array and val._buf is not None and not val._buf.flags.c_contiguous:
             val = core.copy(val)  # a stored broadcast would make every later view read copy the base
         st.value = val
     else:
@@ -226,7 +224,7 @@ def copy_(self, src, non_blocking=False):
         raise RuntimeError("copy_: cannot copy from a meta tensor: it holds no data")
 
     def compute():
-        value = src if src.device is self.device else Tensor._wrap(core.ops.creation.to_device(src._value(),
+        value = src if src.device is self.device else Tensor._wrap(core.to_device(src._value(),
                                                                                               self.device))
         if value.dtype is not self.dtype:
             value = Tensor._wrap(core.cast(value, self.dtype))  # copy_ casts freely, unlike other in-place ops
@@ -239,7 +237,7 @@ def copy_(self, src, non_blocking=False):
 
 def _broadcasts(src, dst):
     try:
-        return core.ops._family.broadcast_shapes("copy_", src, dst) == tuple(dst)
+        return core.broadcast_shapes(src, dst) == tuple(dst)
     except (ValueError, RuntimeError):
         return False
 

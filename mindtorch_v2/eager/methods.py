@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import core
 from ..core import dtypes as _dt
-from ..core.ops.creation import to_device
+from ..core import to_device
 from . import inplace, ops
 from .tensor import Tensor
 
@@ -55,9 +55,6 @@ def to(self, *args, **kwargs):
     if device is not None:
         dev = core.device(device)
         if dev is not out.device:
-            if dev.type == "npu" or out.device.type == "npu":
-                from ..core.devices import backend_for
-                backend_for(dev)
             out = Tensor._from_value(to_device(out._value(), dev), requires_grad=False)
             out._rg = self._rg and self._grad_fn is None and out.dtype.category == _dt.FLOAT
     if dtype is not None:
@@ -80,7 +77,7 @@ def _conv(dtype):
 
 def type_(self, dtype=None):
     if dtype is None:
-        return "torch." + _dt.TORCH_TYPE_NAMES[self.dtype.name]
+        return "torch." + self.dtype.scalar_name + "Tensor"
     return to(self, dtype)
 
 

@@ -134,16 +134,15 @@ def square(input):
 
 
 def log2(input):
-    return _w(core.div(core.log(_t(input)), math.log(2.0)))
+    return _w(core.log2(_t(input)))
 
 
 def log10(input):
-    return _w(core.div(core.log(_t(input)), math.log(10.0)))
+    return _w(core.log10(_t(input)))
 
 
 def trunc(input):
-    x = _t(input)
-    return _w(core.where(core.lt(x, 0), core.ceil(x), core.floor(x)))
+    return _w(core.trunc(_t(input)))
 
 
 _FLOAT = _dt.FLOAT
@@ -157,7 +156,7 @@ def _binary(fn, prim=None, float_only=False):
             return _w(fn(input, other))
     else:
         bind = Tensor.__mt_bind__
-        scalar = core.ops._family.scalar_array
+        scalar = core.scalar_array
 
         def op(input, other):
             if isinstance(input, Tensor):
@@ -258,14 +257,7 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode == "floor":
         return _w(core.floor_divide(input, other))
     if rounding_mode == "trunc":
-        a, b = core.ops._family.promote("div", input, other)
-        if a.dtype.category == _dt.FLOAT:
-            q = core.div(a, b)
-            return _w(core.where(core.lt(q, 0), core.ceil(q), core.floor(q)))
-        # integers: exact, from the floor quotient (a float quotient loses int64 precision)
-        q = core.floor_divide(a, b)
-        inexact = core.ne(core.remainder(a, b), 0)
-        return _w(core.where(core.logical_and(inexact, core.ne(core.lt(a, 0), core.lt(b, 0))), core.add(q, 1), q))
+        return _w(core.trunc_divide(input, other))
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
@@ -273,14 +265,8 @@ divide = div
 
 
 def fmod(input, other):
-    """C's fmod (the sign of the dividend), exact: sign(a) * remainder(|a|, |b|), with |a| as a * s for
-    s = +-1 so that d/da is 1 at a = 0 too; integers stay integers."""
-    a, b = core.ops._family.promote("fmod", input, other)
-    if not a.dtype.is_signed:
-        return _w(core.remainder(a, b))
-    sa = core.sub(1, core.mul(2, core.cast(core.lt(a, 0), a.dtype)))
-    sb = core.sub(1, core.mul(2, core.cast(core.lt(b, 0), b.dtype)))
-    return _w(core.mul(sa, core.remainder(core.mul(a, sa), core.mul(b, sb))))
+    """C's fmod: the remainder with the sign of the dividend."""
+    return _w(core.fmod(input, other))
 
 
 def where(condition, input=None, other=None):
@@ -459,8 +445,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _type_word(d):
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool_": "Bool", "float16": "Half", "float32": "Float", "float64": "Double"}.get(d.name, d.name)
+    return d.scalar_name
 
 
 def _correction(unbiased, correction):
@@ -722,7 +707,7 @@ def masked_select(input, mask):
     x, mask = _t(input), _t(mask)
     if mask.dtype is not _dt.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {mask.dtype}")
-    shape = core.ops._family.broadcast_shapes("masked_select", tuple(x.shape), tuple(mask.shape))
+    shape = core.broadcast_shapes(tuple(x.shape), tuple(mask.shape))
     return _w(core.getitem(core.broadcast_to(x, shape), core.broadcast_to(mask, shape)._value()
                            if isinstance(mask, Tensor) else mask))
 
@@ -787,19 +772,9 @@ def flip(input, dims):
 
 def roll(input, shifts, dims=None):
     x = _t(input)
-    if dims is None:
-        return roll(x.flatten(), shifts, 0).view(x.shape)
-    shifts = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
-    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
-    for s, d in zip(shifts, dims):
-        d = _dim(d, x.ndim)
-        n = x.shape[d]
-        if n == 0:
-            continue
-        s %= n
-        if s:
-            x = cat([x.narrow(d, n - s, s), x.narrow(d, 0, n - s)], d)
-    return x
+    if dims is not None:
+        dims = tuple(_dim(d, x.ndim) for d in (dims if isinstance(dims, (tuple, list)) else (dims,)))
+    return _w(core.roll(x, shifts, dims))
 
 
 def tril(input, diagonal=0):
@@ -814,12 +789,7 @@ def _triangle(input, diagonal, lower):
     x = _t(input)
     if x.ndim < 2:
         raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
-    n, m = x.shape[-2], x.shape[-1]
-    rows = core.reshape(core.arange(n, device=x.device), (n, 1))
-    cols = core.reshape(core.arange(m, device=x.device), (1, m))
-    diff = core.sub(cols, rows)
-    keep = core.le(diff, diagonal) if lower else core.ge(diff, diagonal)
-    return _w(core.where(keep, x, core.zeros((), dtype=x.dtype, device=x.device)))
+    return _w(core.tril(x, diagonal) if lower else core.triu(x, diagonal))
 
 
 def repeat(self, *sizes):
@@ -827,17 +797,7 @@ def repeat(self, *sizes):
     if len(sizes) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
-    x = self.reshape((1,) * (len(sizes) - self.ndim) + tuple(self.shape))
-    # interleave a new axis before each dim, broadcast it to the repeat count, then merge
-    inter = []
-    for s in x.shape:
-        inter += [1, s]
-    x = core.reshape(x, tuple(inter))
-    target = []
-    for r, s in zip(sizes, x.shape[1::2]):
-        target += [r, s]
-    x = core.broadcast_to(x, tuple(target))
-    return _w(core.reshape(x, tuple(r * s for r, s in zip(sizes, target[1::2]))))
+    return _w(core.tile(self, sizes))
 
 
 def tile(input, dims):
@@ -854,7 +814,7 @@ def broadcast_to(input, size):
 
 def _broadcast_shapes(name, shapes):
     try:
-        return core.ops._family.broadcast_shapes(name, *shapes)
+        return core.broadcast_shapes(*shapes)
     except ValueError as e:  # RuntimeError in torch
         raise RuntimeError(str(e)) from None
 
@@ -984,14 +944,8 @@ def diag(input, diagonal=0):
     if x.ndim == 2:
         return x.diagonal(diagonal).clone()
     if x.ndim != 1:
-        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
-    n = x.shape[0] + builtins.abs(diagonal)
-    out = core.zeros((n, n), dtype=x.dtype, device=x.device)
-    idx = core.arange(x.shape[0], device=x.device)
-    rows = core.add(idx, builtins.max(-diagonal, 0))
-    cols = core.add(idx, builtins.max(diagonal, 0))
-    flat = core.add(core.mul(rows, n), cols)
-    return _w(core.reshape(core.index_add(core.reshape(out, (-1,)), flat, x, axis=0), (n, n)))
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+    return _w(core.diag(x, diagonal))
 
 
 def cdist(x1, x2, p=2.0):

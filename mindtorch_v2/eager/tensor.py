@@ -12,9 +12,8 @@ import math
 import numpy as np
 
 from .. import core
-from ..core import array as _array
 from ..core import dtypes as _dt
-from ..core.ops.shape import as_strided_p
+from ..core import as_strided_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
 from .dispatch import record_node, tensor_bind
@@ -133,7 +132,7 @@ class Tensor:
             return self._storage.value
         v = self._storage.value
         params = {"shape": self._shape, "strides": self._strides, "offset": self._offset}
-        if type(v) is _array.Array:
+        if type(v) is core.Array:
             # our own view geometry is valid by construction: lower directly, skipping a meta-rule
             # cache that would be keyed by every distinct (shape, strides, offset)
             return as_strided_p.lower(v, params, self._shape, v.dtype)
@@ -144,7 +143,7 @@ class Tensor:
         return self._shape, strides, self._offset
 
     def _desc(self):
-        return f"torch.{_dt.TORCH_TYPE_NAMES.get(self.dtype.name, 'Tensor')} {list(self._shape)}"
+        return f"torch.{self.dtype.scalar_name}Tensor {list(self._shape)}"
 
     @property
     def shape(self):
@@ -245,7 +244,7 @@ class Tensor:
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         v = self._value()
-        if not isinstance(v, _array.Array):
+        if not isinstance(v, core.Array):
             raise RuntimeError("numpy() is not available inside a function transform (the value is traced)")
         return np.asarray(v)
 
@@ -600,7 +599,7 @@ def _add_suffixes(body, suffixes, indent):
 
 def _format(t):
     v = t._value()
-    if not isinstance(v, _array.Array):
+    if not isinstance(v, core.Array):
         return f"tensor(<traced {type(v).__name__}>, shape={list(t._shape)})"
     prefix = "tensor("
     suffixes = []

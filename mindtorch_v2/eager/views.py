@@ -7,7 +7,7 @@ node (transpose, reshape, slice, ...) and a view's gradient is the op's own VJP.
 import numpy as np
 
 from .. import core
-from ..core.ops.shape import reshape_p
+from ..core import reshape_p
 from .tensor import Tensor, _dim, contiguous_strides
 
 

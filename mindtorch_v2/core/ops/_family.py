@@ -10,9 +10,8 @@ from .. import array as _array
 from .. import dtypes as dt
 from ..array import Array
 from ..devices import cpu as _cpu
-from ..batching import elementwise_rule, unary_rule
-from ..autodiff import zeros_like_aval
-from ..primitive import Primitive, Tracer
+from ..autodiff import add_any_p
+from ..primitive import Primitive, Tracer, zeros_like
 
 # ---------------------------------------------------------------------------
 # argument handling
@@ -87,13 +86,20 @@ def promote(name, *xs, to_float=False, device=None):
     return out
 
 
-# Core ops the builders' rules are written with. The family modules fill these in when they
-# are imported (see `provide`), so a rule never imports at call time.
-cast = mul = neg = add = sum_p = reshape = broadcast_to = asarray = None
+# Core ops the builders' rules are written with. The families below this module provide them when
+# they are imported (elementwise: cast mul neg add; shape: reshape broadcast_to expand_dims transpose_p;
+# reduction: sum_p; creation: asarray): a rule runs only after every family has loaded, and this
+# late binding is what lets the families import each other in one direction only.
+cast = mul = neg = add = sum_p = reshape = broadcast_to = expand_dims = transpose_p = asarray = None
+_PROVIDED = ("cast", "mul", "neg", "add", "sum_p", "reshape", "broadcast_to", "expand_dims", "transpose_p",
+             "asarray")
 
 
 def provide(**ops):
-    globals().update(ops)
+    for name, op in ops.items():
+        if name not in _PROVIDED:
+            raise ValueError(f"provide: '{name}' is not an op the builders use")
+        globals()[name] = op
 
 
 def prod(shape):
@@ -176,35 +182,75 @@ def sum_to_shape(g, shape):
     return g
 
 
-class PerInputRules(tuple):
-    """The VJP rules of a variadic primitive: rules[i] = make_rule(i), built (and cached) on demand."""
-
-    def __new__(cls, make_rule):
-        self = super().__new__(cls)
-        self._make = make_rule
-        self._cache = {}
-        return self
-
-    def __getitem__(self, i):
-        rule = self._cache.get(i)
-        if rule is None:
-            rule = self._cache[i] = self._make(i)
-        return rule
-
-    def __len__(self):
-        return 1 << 30
-
-
-def zeros_like(x):
-    """Zeros with x's shape, dtype and device for rules: a broadcast 0 (no buffer is allocated)."""
-    zero = scalar_array(0, x.dtype, x.device)
-    return zero if not x.shape else broadcast_to(zero, tuple(x.shape))
-
-
 def broadcast_to_shape(t, shape):
     if t.shape == shape:
         return t
     return broadcast_to(t, shape)
+
+
+# ---------------------------------------------------------------------------
+# batching-rule helpers (the batching interpreter is core/batching.py)
+
+
+def move_to_front(x, bdim):
+    """x with its batch axis first (a no-op when it already is)."""
+    if bdim is None or bdim == 0:
+        return x
+    perm = (bdim,) + tuple(i for i in range(len(x.shape)) if i != bdim)
+    return transpose_p.bind(x, perm=perm)
+
+
+def bdim_size(vals, bdims):
+    for v, d in zip(vals, bdims):
+        if d is not None:
+            return v.shape[d]
+    raise ValueError("no batched argument")
+
+
+def broadcast_batch(x, bdim, size):
+    """x with a leading batch axis of `size` (broadcast when x is unbatched)."""
+    if bdim is None:
+        return broadcast_to(expand_dims(x, 0), (size,) + tuple(x.shape))
+    return move_to_front(x, bdim)
+
+
+def all_front(vals, bdims):
+    """Every argument with a leading batch axis (unbatched ones broadcast)."""
+    n = bdim_size(vals, bdims)
+    return [broadcast_batch(v, d, n) for v, d in zip(vals, bdims)], n
+
+
+def elementwise_rule(prim):
+    """Batching for broadcasting elementwise primitives: batch axes first, logical ranks aligned."""
+    def rule(vals, bdims, **params):
+        ranks = [len(v.shape) - (0 if d is None else 1) for v, d in zip(vals, bdims)]
+        rank = max(ranks)
+        args = []
+        for v, d, r in zip(vals, bdims, ranks):
+            if d is None:
+                args.append(v)
+                continue
+            v = move_to_front(v, d)
+            if r < rank:
+                v = reshape(v, (v.shape[0],) + (1,) * (rank - r) + tuple(v.shape[1:]))
+            args.append(v)
+        return prim.bind(*args, **params), 0
+    return rule
+
+
+def unary_rule(prim):
+    def rule(vals, bdims, **params):
+        return prim.bind(vals[0], **params), bdims[0]
+    return rule
+
+
+def shift_axes(axes, by=1):
+    return tuple(a + by for a in axes)
+
+
+
+
+add_any_p.batch = elementwise_rule(add_any_p)  # autodiff's cotangent sum batches like add
 
 
 # ---------------------------------------------------------------------------
@@ -225,7 +271,7 @@ def _unary_meta(name, kind):
     return meta
 
 
-def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, zero=False, family="elementwise"):
+def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, zero=False):
     """Declare an elementwise unary primitive.
 
     kind: "float" (float in, same dtype out), "numeric" (any non-bool dtype kept),
@@ -238,8 +284,8 @@ def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, zero=
     vjp = jvp = None
     reads = ()
     if zero:
-        vjp = (lambda g, out, x: zeros_like_aval(x),)
-        jvp = lambda ts, out, x: zeros_like_aval(out)
+        vjp = (lambda g, out, x: zeros_like(x),)
+        jvp = lambda ts, out, x: zeros_like(out)
     elif linear is not None:
         vjp = (lambda g, out, x: linear(g),)
         jvp = lambda ts, out, x: linear(ts[0])
@@ -252,7 +298,7 @@ def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, zero=
         jvp = lambda ts, out, x: mul(ts[0], d_out(out))
         reads = ("out",)
     prim = Primitive(name, _unary_meta(name, kind), vjp=vjp, vjp_reads=reads, jvp=jvp,
-                     linear=linear is not None, family=family)
+                     linear=linear is not None)
     prim.batch = unary_rule(prim)
     prim.def_impl("cpu")(np_fn)
     return prim
@@ -282,7 +328,7 @@ def _partial_term(d, g, x, y, out):
     return mul(g, d(x, y, out))
 
 
-def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), zero=False, family="elementwise"):
+def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), zero=False):
     """Declare an elementwise binary primitive on same-dtype operands with broadcasting.
 
     d_x(x, y, out) / d_y(...) are the local partials (core ops), or ONE / NEG_ONE, or
@@ -292,8 +338,8 @@ def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), zero=False,
     """
     vjp = jvp = None
     if zero:
-        vjp = (lambda g, out, x, y: zeros_like_aval(x), lambda g, out, x, y: zeros_like_aval(y))
-        jvp = lambda ts, out, x, y: zeros_like_aval(out)
+        vjp = (lambda g, out, x, y: zeros_like(x), lambda g, out, x, y: zeros_like(y))
+        jvp = lambda ts, out, x, y: zeros_like(out)
     elif d_x is not None or d_y is not None:
         def vjp_x(g, out, x, y):
             return sum_to_shape(_partial_term(d_x, g, x, y, out), x.shape)
@@ -312,7 +358,7 @@ def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), zero=False,
             return None if res is None else broadcast_to_shape(res, out.shape)
 
         vjp = (vjp_x if d_x is not None else None, vjp_y if d_y is not None else None)
-    prim = Primitive(name, _binary_meta(name, kind), vjp=vjp, vjp_reads=reads, jvp=jvp, family=family)
+    prim = Primitive(name, _binary_meta(name, kind), vjp=vjp, vjp_reads=reads, jvp=jvp)
     prim.batch = elementwise_rule(prim)
     prim.def_impl("cpu")(np_fn)
     return prim

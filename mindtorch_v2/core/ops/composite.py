@@ -5,10 +5,17 @@ import math
 
 from .. import dtypes as dt
 from . import _family
-from .elementwise import (abs, add, cast, div, exp, eq, gt, le, log, logical_and, lt, mul, pow, sqrt,
-                          stop_gradient, sub, where)
-from .reduction import max, sum
-from .shape import reshape
+from .creation import arange, zeros
+from .elementwise import (abs, add, cast, ceil, div, exp, eq, floor, floor_divide, ge, gt, le, log, logical_and, lt,
+                          mul, ne, pow, remainder, sqrt, stop_gradient, sub, where)
+from .indexing import index_add
+from .reduction import max, min, sum
+from .shape import broadcast_to, concatenate, reshape, slice_axis
+
+__all__ = [
+    "mean", "var", "std", "square", "isfinite", "logsumexp", "softmax", "log_softmax", "norm", "clamp", "clip",
+    "relu", "trunc", "trunc_divide", "fmod", "log2", "log10", "tril", "triu", "roll", "tile", "diag",
+]
 
 
 def _float(x):
@@ -104,7 +111,6 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if ord == math.inf:
         return max(abs(x), axis, keepdims)
     if ord == -math.inf:
-        from .reduction import min
         return min(abs(x), axis, keepdims)
     if ord == 0:
         return sum(cast(gt(abs(x), 0.0), x.dtype), axis, keepdims)
@@ -132,3 +138,105 @@ def relu(x):
     """max(x, 0) with gradient 0 at 0 and nan kept, as in PyTorch."""
     return where(le(x, 0), 0, x)
 
+
+
+# ---------------------------------------------------------------------------
+# rounding and remainders
+
+
+def trunc(x):
+    """x rounded toward zero."""
+    return where(lt(x, 0), ceil(x), floor(x))
+
+
+def trunc_divide(x, y):
+    """x / y rounded toward zero; integers stay integers (exact, from the floor quotient: a float
+    quotient loses int64 precision)."""
+    x, y = _family.promote("trunc_divide", x, y)
+    if x.dtype.category == dt.FLOAT:
+        return trunc(div(x, y))
+    q = floor_divide(x, y)
+    inexact = ne(remainder(x, y), 0)
+    return where(logical_and(inexact, ne(lt(x, 0), lt(y, 0))), add(q, 1), q)
+
+
+def fmod(x, y):
+    """C's fmod (the sign of the dividend), exact: sign(x) * remainder(|x|, |y|), with |x| as x * s for
+    s = +-1 so that d/dx is 1 at x = 0 too; integers stay integers."""
+    x, y = _family.promote("fmod", x, y)
+    if not x.dtype.is_signed:
+        return remainder(x, y)
+    sx = sub(1, mul(2, cast(lt(x, 0), x.dtype)))
+    sy = sub(1, mul(2, cast(lt(y, 0), y.dtype)))
+    return mul(sx, remainder(mul(x, sx), mul(y, sy)))
+
+
+def log2(x):
+    return div(log(x), math.log(2.0))
+
+
+def log10(x):
+    return div(log(x), math.log(10.0))
+
+
+# ---------------------------------------------------------------------------
+# structure: triangles, rolls, tiles, diagonals
+
+
+def _triangle(x, k, lower):
+    n, m = x.shape[-2], x.shape[-1]
+    diff = sub(reshape(arange(m, device=x.device), (1, m)), reshape(arange(n, device=x.device), (n, 1)))
+    keep = le(diff, k) if lower else ge(diff, k)
+    return where(keep, x, zeros((), dtype=x.dtype, device=x.device))
+
+
+def tril(x, k=0):
+    """x with the elements above the k-th diagonal of its last two axes zeroed."""
+    return _triangle(x, k, lower=True)
+
+
+def triu(x, k=0):
+    """x with the elements below the k-th diagonal of its last two axes zeroed."""
+    return _triangle(x, k, lower=False)
+
+
+def roll(x, shift, axis=None):
+    """x with elements shifted along axis (cyclically); axis=None rolls the flattened array."""
+    if axis is None:
+        return reshape(roll(reshape(x, (-1,)), shift, 0), x.shape)
+    shifts = shift if isinstance(shift, (tuple, list)) else (shift,)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    for s, a in zip(shifts, axes):
+        a = _family.normalize_axis(a, x.ndim, "roll")
+        n = x.shape[a]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            x = concatenate([slice_axis(x, a, n - s, n), slice_axis(x, a, 0, n - s)], a)
+    return x
+
+
+def tile(x, reps):
+    """x repeated reps[i] times along axis i (reps longer than x.ndim adds leading axes)."""
+    reps = tuple(int(r) for r in reps)
+    x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(x.shape))
+    # interleave a new axis before each axis, broadcast it to the repeat count, then merge
+    inter = []
+    for s in x.shape:
+        inter += [1, s]
+    x = reshape(x, tuple(inter))
+    target = []
+    for r, s in zip(reps, x.shape[1::2]):
+        target += [r, s]
+    x = broadcast_to(x, tuple(target))
+    return reshape(x, tuple(r * s for r, s in zip(reps, target[1::2])))
+
+
+def diag(x, k=0):
+    """The (n + |k|)-square matrix with the 1-D x on its k-th diagonal."""
+    n = x.shape[0] + builtins.abs(k)
+    idx = arange(x.shape[0], device=x.device)
+    flat = add(mul(add(idx, builtins.max(-k, 0)), n), add(idx, builtins.max(k, 0)))
+    out = index_add(zeros((n * n,), dtype=x.dtype, device=x.device), flat, x, axis=0)
+    return reshape(out, (n, n))

@@ -11,6 +11,13 @@ from ..array import Array
 from ..devices import device as _device
 from ..primitive import Tracer
 from . import _family
+from ._family import scalar_array  # a cached 0-d constant (public: the eager fast path uses it)
+from .shape import stack
+
+__all__ = [
+    "scalar_array",     "asarray", "array", "to_device", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+    "full_like", "arange", "linspace", "eye",
+]
 
 
 def _infer_dtype(data):
@@ -30,12 +37,7 @@ def _infer_dtype(data):
 
 
 def _const(buf, dtype, device):
-    if device.type == "meta":
-        return _array.make(None, tuple(buf.shape), dtype, device)
-    if device.type != "cpu":
-        from ..devices import backend_for
-        return _array.make(backend_for(device).to_buffer(buf), tuple(buf.shape), dtype, device)
-    return _array.make(buf, buf.shape, dtype, device)
+    return _array.constant(buf, buf.shape, dtype, device)
 
 
 def asarray(data, dtype=None, device=None):
@@ -50,7 +52,6 @@ def asarray(data, dtype=None, device=None):
     if dtype is None:
         dtype = _infer_dtype(data)
     if isinstance(data, (list, tuple)) and any(isinstance(x, (Array, Tracer)) for x in _leaves(data)):
-        from .shape import stack
         return stack([asarray(x, dtype, device) for x in data])
     buf = np.array(data, dtype=dtype.np, copy=True)
     return _const(buf, dtype, dev)

@@ -12,11 +12,13 @@ import string
 import numpy as np
 
 from .. import dtypes as dt
-from ..primitive import Primitive
+from ..primitive import ALL_INPUTS, Primitive, VariadicVJP
 from . import _family
-from ..batching import move_to_front
+from ._family import move_to_front
 from .elementwise import add
 from .shape import broadcast_to, reshape
+
+__all__ = ["einsum_p", "einsum"]
 
 _LETTERS = string.ascii_letters
 
@@ -92,11 +94,9 @@ def _einsum_jvp(ts, out, *xs, spec):
     return res
 
 
-# vjp_reads: operand i's rule reads every other operand, so all of them must be saved. The
-# count varies per call, so this lists more positions than any real call has (a reader of
-# vjp_reads keeps only the indices below its number of inputs).
-einsum_p = Primitive("einsum", _einsum_meta, family="linalg", vjp=_family.PerInputRules(_operand_vjp), jvp=_einsum_jvp,
-                     vjp_reads=tuple(range(64)))
+# operand i's rule reads every other operand, so all of them are saved
+einsum_p = Primitive("einsum", _einsum_meta, vjp=VariadicVJP(_operand_vjp), jvp=_einsum_jvp,
+                     vjp_reads=ALL_INPUTS)
 
 
 def _einsum_batch(vals, bdims, *, spec):

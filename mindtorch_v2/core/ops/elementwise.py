@@ -10,10 +10,24 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..array import Array, ArrayBase
-from ..batching import elementwise_rule, unary_rule
+from ._family import elementwise_rule, unary_rule
 from ..primitive import Primitive
 from . import _family
 from ._family import NEG_ONE, ONE, binary, broadcast_shapes, promote, scalar_array, sum_to_shape, unary
+
+__all__ = [
+    "cast_p", "cast", "stop_gradient_p", "stop_gradient", "copy_p", "copy", "neg_p", "abs_p", "sign_p", "exp_p",
+    "expm1_p", "log_p", "log1p_p", "sqrt_p", "rsqrt_p", "sin_p", "cos_p", "tan_p", "tanh_p", "sigmoid_p", "erf_p",
+    "floor_p", "ceil_p", "round_p", "reciprocal_p", "logical_not_p", "bitwise_not_p", "neg", "abs", "sign",
+    "floor", "ceil", "round", "logical_not", "bitwise_not", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
+    "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal", "add_p", "sub_p", "mul_p", "div_p",
+    "floor_divide_p", "remainder_p", "pow_p", "maximum_p", "minimum_p", "eq_p", "ne_p", "lt_p", "le_p", "gt_p",
+    "ge_p", "logical_and_p", "logical_or_p", "logical_xor_p", "bitwise_and_p", "bitwise_or_p", "bitwise_xor_p",
+    "add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum", "eq", "ne", "lt", "le",
+    "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "subtract", "multiply", "divide", "power", "equal", "not_equal", "less", "less_equal", "greater",
+    "greater_equal", "true_divide", "negative", "absolute", "where_p", "where",
+]
 
 # ---------------------------------------------------------------------------
 # cast and stop_gradient
@@ -29,9 +43,8 @@ def _cast_grad(g, x_dtype):
     return cast(g, x_dtype)
 
 
-cast_p = Primitive("cast", _cast_meta, linear=True, family="elementwise",
-                   vjp=(lambda g, out, x, *, dtype: _cast_grad(g, x.dtype),),
-                   jvp=lambda ts, out, x, *, dtype: _cast_grad(ts[0], dtype))
+cast_p = Primitive("cast", _cast_meta, linear=True,
+                   vjp=(lambda g, out, x, *, dtype: _cast_grad(g, x.dtype),))
 
 
 cast_p.batch = unary_rule(cast_p)
@@ -339,7 +352,7 @@ def _where_jvp(ts, out, c, x, y):
 
 
 where_p = Primitive(
-    "where", _where_meta, family="elementwise", vjp_reads=(0,), jvp=_where_jvp,
+    "where", _where_meta, vjp_reads=(0,), jvp=_where_jvp,
     vjp=(None,
          lambda g, out, c, x, y: sum_to_shape(where(c, g, 0.0), x.shape),
          lambda g, out, c, x, y: sum_to_shape(where(c, 0.0, g), y.shape)))

@@ -9,11 +9,18 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..array import Array as _Array
-from ..batching import all_front, move_to_front
+from ._family import all_front, move_to_front
 from ..primitive import Primitive, Tracer
 from . import _family
+from .creation import arange, asarray
+from .elementwise import add, lt, mul, where
 from ._family import normalize_axis
-from .shape import expand_dims, reshape, squeeze, static_slice, transpose
+from .shape import broadcast_to, expand_dims, reshape, squeeze, static_slice, transpose
+
+__all__ = [
+    "take_p", "index_add_p", "take", "index_add", "gather_p", "scatter_add_p", "scatter_p", "gather",
+    "take_along_axis", "scatter_add", "scatter", "sort_p", "sort", "argsort", "topk", "getitem",
+]
 
 
 _zeros = _family.zeros_like
@@ -42,16 +49,13 @@ def _take_meta(x, idx, *, axis):
 
 
 take_p = Primitive(
-    "take", _take_meta, linear=True, family="indexing", vjp_reads=(1,),
-    vjp=(lambda g, out, x, idx, *, axis: index_add_p.bind(_zeros(x), idx, g, axis=axis), None),
-    jvp=lambda ts, out, x, idx, *, axis: take_p.bind(ts[0], idx, axis=axis))
+    "take", _take_meta, linear=True, vjp_reads=(1,),
+    vjp=(lambda g, out, x, idx, *, axis: index_add_p.bind(_zeros(x), idx, g, axis=axis), None))
 
 
 def _merge_rows(x, axis, idx):
     """For batched indices: x (B, ...) with `axis` (logical) merged into the batch axis, and the
     indices offset so that row b * n + i is x[b, ..., i, ...]. Returns (rows, flat indices, perm)."""
-    from .creation import arange
-    from .elementwise import add, lt, mul, where
     b, n = x.shape[0], x.shape[axis + 1]
     if type(idx) is _Array and idx._buf is not None:  # concrete: an index must not reach another batch row
         _check_bounds("take", np.asarray(idx), n, axis)
@@ -94,14 +98,8 @@ def _index_add_meta(x, idx, updates, *, axis):
     return x.shape, x.dtype
 
 
-def _index_add_jvp(ts, out, x, idx, updates, *, axis):
-    tx = _zeros(x) if ts[0] is None else ts[0]
-    tu = _zeros(updates) if ts[2] is None else ts[2]
-    return index_add_p.bind(tx, idx, tu, axis=axis)
-
-
 index_add_p = Primitive(
-    "index_add", _index_add_meta, linear=True, family="indexing", vjp_reads=(1,), jvp=_index_add_jvp,
+    "index_add", _index_add_meta, linear=True, vjp_reads=(1,),
     vjp=(lambda g, out, x, idx, u, *, axis: g, None,
          lambda g, out, x, idx, u, *, axis: take_p.bind(g, idx, axis=axis)))
 
@@ -158,14 +156,12 @@ def index_add(x, indices, updates, axis=0):
     axis = normalize_axis(axis, x.ndim, "index_add")
     want = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
     if updates.shape != want:
-        from .shape import broadcast_to
         updates = broadcast_to(updates, want)
     return index_add_p.bind(x, idx, updates, axis=axis)
 
 
 def _index_array(indices, device):
     """Indices as an integer array; lists and numpy arrays are made on `device` (x's device)."""
-    from .creation import asarray
     idx = indices if _family.is_arraylike(indices) else asarray(indices, device=device)
     if idx.dtype.category != dt.INT:
         raise TypeError(f"indices must be integers, got {idx.dtype.name}")
@@ -200,9 +196,8 @@ def _grid(idx, axis):
 
 
 gather_p = Primitive(
-    "gather", _gather_meta, linear=True, family="indexing", vjp_reads=(1,),
-    vjp=(lambda g, out, x, idx, *, axis: scatter_add_p.bind(_zeros(x), idx, g, axis=axis), None),
-    jvp=lambda ts, out, x, idx, *, axis: gather_p.bind(ts[0], idx, axis=axis))
+    "gather", _gather_meta, linear=True, vjp_reads=(1,),
+    vjp=(lambda g, out, x, idx, *, axis: scatter_add_p.bind(_zeros(x), idx, g, axis=axis), None))
 
 
 def _as_1d(*arrays):
@@ -242,19 +237,10 @@ def _scatter_meta(name):
     return meta
 
 
-def _scatter_jvp(prim):
-    def jvp(ts, out, x, idx, updates, *, axis):
-        tx = _zeros(x) if ts[0] is None else ts[0]
-        tu = _zeros(updates) if ts[2] is None else ts[2]
-        return prim.bind(tx, idx, tu, axis=axis)
-    return jvp
-
-
 scatter_add_p = Primitive(
-    "scatter_add", _scatter_meta("scatter_add"), linear=True, family="indexing", vjp_reads=(1,),
+    "scatter_add", _scatter_meta("scatter_add"), linear=True, vjp_reads=(1,),
     vjp=(lambda g, out, x, idx, u, *, axis: g, None,
          lambda g, out, x, idx, u, *, axis: gather_p.bind(g, idx, axis=axis)))
-scatter_add_p.jvp = _scatter_jvp(scatter_add_p)
 
 
 scatter_add_p.batch = _along_axis_batch(scatter_add_p)
@@ -272,10 +258,9 @@ def _scatter_add_cpu(x, idx, updates, *, axis):
 
 # scatter replaces; with duplicate indices the last write wins (as NumPy's assignment)
 scatter_p = Primitive(
-    "scatter", _scatter_meta("scatter"), linear=True, family="indexing", vjp_reads=(1,),
+    "scatter", _scatter_meta("scatter"), linear=True, vjp_reads=(1,),
     vjp=(lambda g, out, x, idx, u, *, axis: scatter_p.bind(g, idx, _zeros(u), axis=axis), None,
          lambda g, out, x, idx, u, *, axis: gather_p.bind(g, idx, axis=axis)))
-scatter_p.jvp = _scatter_jvp(scatter_p)
 
 
 scatter_p.batch = _along_axis_batch(scatter_p)
@@ -307,7 +292,6 @@ def take_along_axis(x, indices, axis):
     """NumPy's take_along_axis: gather with indices broadcast against x."""
     x, idx, axis = _gather_args("take_along_axis", x, axis, indices)
     shape = tuple(i if d == axis else builtins.max(i, s) for d, (i, s) in enumerate(zip(idx.shape, x.shape)))
-    from .shape import broadcast_to
     return gather_p.bind(x, broadcast_to(idx, shape), axis=axis)
 
 
@@ -320,7 +304,6 @@ def _scatter_args(name, x, axis, indices, updates):
         if builtins.all(u >= i for u, i in zip(updates.shape, idx.shape)) and updates.ndim == idx.ndim:
             updates = static_slice(updates, tuple(slice(0, i) for i in idx.shape))
         else:
-            from .shape import broadcast_to
             updates = broadcast_to(updates, idx.shape)
     return x, idx, updates, axis
 
@@ -352,7 +335,7 @@ def _sort_vjp(g, out, x, *, axis, descending):
 
 
 sort_p = Primitive(
-    "sort", _sort_meta, multiple_results=True, family="indexing", vjp=(_sort_vjp,), vjp_reads=("out",),
+    "sort", _sort_meta, multiple_results=True, vjp=(_sort_vjp,), vjp_reads=("out",),
     jvp=lambda ts, out, x, *, axis, descending: (gather_p.bind(ts[0], out[1], axis=axis) if x.ndim else ts[0], None))
 
 
@@ -434,7 +417,6 @@ def _expand_key(key, ndim, device):
             out.append(_NewAxisTake(np.asarray(k)))
             continue
         if isinstance(k, (list, np.ndarray)):
-            from .creation import asarray
             k = np.asarray(k)
             if k.dtype == np.bool_:  # a concrete mask selects its nonzero positions
                 out.extend(asarray(nz, device=device) for nz in np.nonzero(k))
@@ -443,7 +425,6 @@ def _expand_key(key, ndim, device):
                 k = k.astype(np.int64)  # `x[[]]` selects nothing
             k = asarray(k, device=device)  # lists and numpy indices are made on x's device
         elif _family.is_arraylike(k) and not isinstance(k, Tracer) and k.dtype is dt.bool_:
-            from .creation import asarray
             if k.device.type == "meta":
                 raise IndexError("boolean mask indexing needs data; it is not supported on meta arrays")
             out.extend(asarray(nz, device=k.device) for nz in np.nonzero(np.asarray(k)))
@@ -479,7 +460,6 @@ def getitem(x, key):
             out_axis += 1
             continue
         if type(k) is _NewAxisTake:  # a new axis, indexed by [0] (keep) or [] (drop)
-            from .creation import asarray
             new_axes.append(out_axis)
             adv.append((out_axis, asarray(np.arange(int(k.keep)), device=x.device)))
             out_axis += 1
@@ -494,7 +474,6 @@ def getitem(x, key):
             i %= size
             slices.append(slice(i, i + 1))
             if has_array:
-                from .creation import asarray
                 adv.append((out_axis, asarray(0, device=x.device)))
             else:
                 squeeze_axes.append(out_axis)
@@ -519,8 +498,6 @@ def getitem(x, key):
 
 
 def _advanced(x, adv):
-    from .elementwise import add, lt, mul, where
-    from .shape import broadcast_to
     axes = [a for a, _ in adv]
     try:
         bshape = _family.broadcast_shapes("index", *[i.shape for _, i in adv])

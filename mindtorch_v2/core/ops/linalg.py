@@ -2,12 +2,14 @@
 promoted and squeezed back), and composites on it."""
 import numpy as np
 
-from ..batching import move_to_front
+from ._family import move_to_front
 from ..primitive import Primitive
 from . import _family
 from ._family import broadcast_shapes, sum_to_shape
 from .elementwise import add
 from .shape import expand_dims, reshape, squeeze, swapaxes
+
+__all__ = ["matmul_p", "matmul", "dot", "outer"]
 
 
 def _matmul_meta(a, b):
@@ -41,7 +43,7 @@ def _matmul_jvp(ts, out, a, b):
 
 
 matmul_p = Primitive(
-    "matmul", _matmul_meta, family="linalg", vjp_reads=((1,), (0,)), jvp=_matmul_jvp,
+    "matmul", _matmul_meta, vjp_reads=((1,), (0,)), jvp=_matmul_jvp,
     vjp=(lambda g, out, a, b: sum_to_shape(matmul_p.bind(g, _mT(b)), a.shape),
          lambda g, out, a, b: sum_to_shape(matmul_p.bind(_mT(a), g), b.shape)))
 def _matmul_batch(vals, bdims):

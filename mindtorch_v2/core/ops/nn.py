@@ -24,7 +24,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..primitive import Primitive
 from . import _family
-from ..batching import move_to_front
+from ._family import move_to_front
 from .creation import arange, asarray
 from .elementwise import add, eq, mul, where
 from .linalg import matmul
@@ -99,7 +99,7 @@ def _windows_meta(x, *, kernel, stride, dilation):
 
 
 windows_p = Primitive(
-    "windows", _windows_meta, linear=True, family="nn",
+    "windows", _windows_meta, linear=True,
     vjp=(lambda g, out, x, *, kernel, stride, dilation: windows_transpose_p.bind(
         g, spatial=x.shape[x.ndim - len(kernel):], kernel=kernel, stride=stride, dilation=dilation),),
     jvp=lambda ts, out, x, **p: windows_p.bind(ts[0], **p))
@@ -132,7 +132,7 @@ def _windows_transpose_meta(cols, *, spatial, kernel, stride, dilation):
 
 
 windows_transpose_p = Primitive(
-    "windows_transpose", _windows_transpose_meta, linear=True, family="nn",
+    "windows_transpose", _windows_transpose_meta, linear=True,
     vjp=(lambda g, out, cols, *, spatial, kernel, stride, dilation: windows_p.bind(
         g, kernel=kernel, stride=stride, dilation=dilation),),
     jvp=lambda ts, out, cols, **p: windows_transpose_p.bind(ts[0], **p))
@@ -253,7 +253,7 @@ def _conv_jvp(ts, out, x, w, **params):
     return res
 
 
-conv_p = Primitive("conv", _conv_meta, family="nn", vjp=(_conv_vjp_x, _conv_vjp_w), vjp_reads=((1,), (0,)),
+conv_p = Primitive("conv", _conv_meta, vjp=(_conv_vjp_x, _conv_vjp_w), vjp_reads=((1,), (0,)),
                    jvp=_conv_jvp)
 
 
@@ -458,7 +458,7 @@ def _max_pool_jvp(ts, out, x, *, window, stride, padding, dilation, ceil_mode):
     return _sum(where(hit, tflat, 0), axis=-1)
 
 
-max_pool_p = Primitive("max_pool", _max_pool_meta, family="nn", vjp=(_max_pool_vjp,), vjp_reads=(0,),
+max_pool_p = Primitive("max_pool", _max_pool_meta, vjp=(_max_pool_vjp,), vjp_reads=(0,),
                        jvp=_max_pool_jvp)
 
 
@@ -535,7 +535,7 @@ def _avg_pool_vjp(g, out, x, *, window, stride, padding, ceil_mode, count_includ
     return _crop_spatial(gx, full)
 
 
-avg_pool_p = Primitive("avg_pool", _avg_pool_meta, linear=True, family="nn", vjp=(_avg_pool_vjp,),
+avg_pool_p = Primitive("avg_pool", _avg_pool_meta, linear=True, vjp=(_avg_pool_vjp,),
                        jvp=lambda ts, out, x, **p: avg_pool_p.bind(ts[0], **p))
 
 

@@ -31,10 +31,17 @@ from .. import array as _array
 from ..devices import device as _device
 from ..primitive import Primitive
 from . import _family
-from ..batching import all_front
+from ._family import all_front
 from . import creation as _creation
 from . import elementwise as _ew
 from . import indexing as _ix
+from .shape import stack
+
+__all__ = [
+    "key", "random_split_p", "split", "random_fold_in_p", "fold_in", "random_uniform_p", "uniform",
+    "random_normal_p", "normal", "random_truncated_normal_p", "truncated_normal", "random_randint_p", "randint",
+    "bernoulli", "random_permutation_p", "permutation",
+]
 
 _SAMPLE, _SPLIT, _FOLD_IN = 0, 1, 2   # Philox counter word 3: the counter domains
 _MANTISSA_BITS = {"float16": 11, "float32": 24, "float64": 53}
@@ -113,13 +120,12 @@ def _per_key(prim):
     numbers to every element."""
     def rule(vals, bdims, **p):
         args, n = all_front(vals, bdims)
-        from .shape import stack
         outs = [prim.bind(*[a[i] for a in args], **p) for i in range(n)]
         return stack(outs, 0), 0
     return rule
 
 
-random_split_p = Primitive("random_split", _split_meta, family="random")
+random_split_p = Primitive("random_split", _split_meta)
 random_split_p.def_impl("cpu")(
     lambda k, *, num: _philox(k, domain=_SPLIT).random_raw(2 * num).view(np.int64).reshape(num, 2))
 random_split_p.batch = _per_key(random_split_p)
@@ -138,7 +144,7 @@ def _fold_in_meta(k, data):
     return (2,), _dt.int64
 
 
-random_fold_in_p = Primitive("random_fold_in", _fold_in_meta, family="random")
+random_fold_in_p = Primitive("random_fold_in", _fold_in_meta)
 random_fold_in_p.def_impl("cpu")(
     lambda k, data: _philox(k, word2=data.astype(np.uint64), domain=_FOLD_IN).random_raw(2).view(np.int64))
 random_fold_in_p.batch = _per_key(random_fold_in_p)
@@ -160,8 +166,7 @@ def fold_in(key, data):
 # dtype, never 1.0, unlike rounding a float64 draw to float16)
 
 
-random_uniform_p = Primitive("random_uniform", _sampler_meta("random_uniform", _dt.FLOAT, "a floating-point dtype"),
-                             family="random")
+random_uniform_p = Primitive("random_uniform", _sampler_meta("random_uniform", _dt.FLOAT, "a floating-point dtype"))
 random_uniform_p.batch = _per_key(random_uniform_p)
 
 
@@ -199,8 +204,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 # normal
 
 
-random_normal_p = Primitive("random_normal", _sampler_meta("random_normal", _dt.FLOAT, "a floating-point dtype"),
-                            family="random")
+random_normal_p = Primitive("random_normal", _sampler_meta("random_normal", _dt.FLOAT, "a floating-point dtype"))
 random_normal_p.batch = _per_key(random_normal_p)
 
 
@@ -233,7 +237,7 @@ def _truncated_normal_meta(k, *, lower, upper, shape, dtype):
     return shape, dtype
 
 
-random_truncated_normal_p = Primitive("random_truncated_normal", _truncated_normal_meta, family="random")
+random_truncated_normal_p = Primitive("random_truncated_normal", _truncated_normal_meta)
 random_truncated_normal_p.batch = _per_key(random_truncated_normal_p)
 
 
@@ -301,7 +305,7 @@ def _randint_meta(k, *, shape, minval, maxval, dtype):
     return shape, dtype
 
 
-random_randint_p = Primitive("random_randint", _randint_meta, family="random")
+random_randint_p = Primitive("random_randint", _randint_meta)
 random_randint_p.def_impl("cpu")(
     lambda k, *, shape, minval, maxval, dtype: np.random.Generator(_philox(k)).integers(
         minval, maxval, size=shape, dtype=np.int64).astype(dtype.np))
@@ -349,7 +353,7 @@ def _permutation_meta(k, *, n):
     return (n,), _dt.int64
 
 
-random_permutation_p = Primitive("random_permutation", _permutation_meta, family="random")
+random_permutation_p = Primitive("random_permutation", _permutation_meta)
 random_permutation_p.def_impl("cpu")(lambda k, *, n: np.random.Generator(_philox(k)).permutation(n))
 random_permutation_p.batch = _per_key(random_permutation_p)
 

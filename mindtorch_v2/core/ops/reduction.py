@@ -8,12 +8,19 @@ import builtins
 import numpy as np
 
 from .. import dtypes as dt
-from ..batching import move_to_front
+from ._family import move_to_front
 from ..primitive import Primitive
 from . import _family
+from ._family import sum_to_shape  # public: sums a broadcast cotangent back to a shape
+from .creation import asarray
 from ._family import normalize_axes, normalize_axis
 from .elementwise import cast, div, eq, mul
 from .shape import _inverse_perm, broadcast_to, flip, pad_p, reshape, transpose
+
+__all__ = [
+    "sum_to_shape",     "sum_p", "prod_p", "max_p", "min_p", "any_p", "all_p", "argmax_p", "argmin_p", "cumsum_p", "sum", "prod",
+    "max", "min", "any", "all", "argmax", "argmin", "cumsum", "amax", "amin",
+]
 
 
 def _reduced_shape(shape, axis, keepdims):
@@ -58,8 +65,8 @@ def _sum_vjp(g, out, x, *, axis, keepdims):
     return broadcast_to(_expand_back(g, x, axis, keepdims), x.shape)
 
 
-sum_p = Primitive("sum", _reduce_meta("sum", _sum_dtype), linear=True, family="reduction",
-                  vjp=(_sum_vjp,), jvp=lambda ts, out, x, *, axis, keepdims: sum_p.bind(ts[0], axis=axis, keepdims=keepdims))
+sum_p = Primitive("sum", _reduce_meta("sum", _sum_dtype), linear=True,
+                  vjp=(_sum_vjp,))
 
 
 def _reduce_batch(prim):
@@ -119,7 +126,7 @@ def _prod_vjp(g, out, x, *, axis, keepdims):
     return mul(broadcast_to(g, x.shape), others)
 
 
-prod_p = Primitive("prod", _reduce_meta("prod", _sum_dtype), family="reduction", vjp=(_prod_vjp,), vjp_reads=(0,))
+prod_p = Primitive("prod", _reduce_meta("prod", _sum_dtype), vjp=(_prod_vjp,), vjp_reads=(0,))
 
 
 prod_p.batch = _reduce_batch(prod_p)
@@ -145,7 +152,7 @@ def _extremum(name, np_fn):
         w = _extremum_weights(out, x, axis, keepdims)
         return sum_p.bind(mul(ts[0], w), axis=axis, keepdims=keepdims)
 
-    prim = Primitive(name, _reduce_meta(name, lambda d: d, nonempty=True), family="reduction",
+    prim = Primitive(name, _reduce_meta(name, lambda d: d, nonempty=True),
                      vjp=(vjp,), vjp_reads=(0, "out"), jvp=jvp)
     prim.batch = _reduce_batch(prim)
     prim.def_impl("cpu")(lambda x, *, axis, keepdims: np_fn(x, axis=_np_axis(x, axis), keepdims=keepdims))
@@ -155,10 +162,10 @@ def _extremum(name, np_fn):
 max_p = _extremum("max", np.max)
 min_p = _extremum("min", np.min)
 
-any_p = Primitive("any", _reduce_meta("any", lambda d: dt.bool_), family="reduction")
+any_p = Primitive("any", _reduce_meta("any", lambda d: dt.bool_))
 any_p.batch = _reduce_batch(any_p)
 any_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.any(x, axis=_np_axis(x, axis), keepdims=keepdims))
-all_p = Primitive("all", _reduce_meta("all", lambda d: dt.bool_), family="reduction")
+all_p = Primitive("all", _reduce_meta("all", lambda d: dt.bool_))
 all_p.batch = _reduce_batch(all_p)
 all_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.all(x, axis=_np_axis(x, axis), keepdims=keepdims))
 
@@ -190,10 +197,10 @@ def _arg_batch(prim):
     return rule
 
 
-argmax_p = Primitive("argmax", _arg_meta("argmax"), family="reduction")
+argmax_p = Primitive("argmax", _arg_meta("argmax"))
 argmax_p.batch = _arg_batch(argmax_p)
 argmax_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.argmax(x, axis=axis, keepdims=keepdims))
-argmin_p = Primitive("argmin", _arg_meta("argmin"), family="reduction")
+argmin_p = Primitive("argmin", _arg_meta("argmin"))
 argmin_p.batch = _arg_batch(argmin_p)
 argmin_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.argmin(x, axis=axis, keepdims=keepdims))
 
@@ -207,9 +214,8 @@ def _reverse_cumsum(g, axis):
     return flip(cumsum_p.bind(flip(g, axis), axis=axis), axis)
 
 
-cumsum_p = Primitive("cumsum", _cumsum_meta, linear=True, family="reduction",
-                     vjp=(lambda g, out, x, *, axis: _reverse_cumsum(g, axis),),
-                     jvp=lambda ts, out, x, *, axis: cumsum_p.bind(ts[0], axis=axis))
+cumsum_p = Primitive("cumsum", _cumsum_meta, linear=True,
+                     vjp=(lambda g, out, x, *, axis: _reverse_cumsum(g, axis),))
 
 
 def _cumsum_batch(vals, bdims, *, axis):
@@ -237,7 +243,6 @@ def _cumsum_cpu(x, *, axis):
 def _reduce(prim, x, axis, keepdims):
     x = _family.as_operand(x)
     if not _family.is_arraylike(x):
-        from .creation import asarray
         x = asarray(x)
     return prim.bind(x, axis=normalize_axes(axis, x.ndim, prim.name), keepdims=bool(keepdims))
 

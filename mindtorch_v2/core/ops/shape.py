@@ -8,10 +8,17 @@ import builtins
 
 import numpy as np
 
-from ..batching import all_front, move_to_front, shift_axes
-from ..primitive import Primitive
+from ._family import all_front, move_to_front, shift_axes
+from ..primitive import Primitive, VariadicVJP
 from . import _family
 from ._family import normalize_axes, normalize_axis, sum_to_shape
+
+__all__ = [
+    "broadcast_shapes",     "reshape_p", "reshape", "broadcast_to_p", "broadcast_to", "broadcast_arrays", "transpose_p", "transpose",
+    "permute_dims", "swapaxes", "moveaxis", "squeeze_p", "squeeze", "expand_dims_p", "expand_dims",
+    "concatenate_p", "concatenate", "stack", "pad_p", "pad", "slice_p", "slice_scatter_p", "slice_axis",
+    "static_slice", "flip_p", "flip", "ravel",
+]
 
 _as_strided_np = np.lib.stride_tricks.as_strided
 
@@ -36,9 +43,8 @@ def _reshape_meta(x, *, shape):
     return shape, x.dtype
 
 
-reshape_p = Primitive("reshape", _reshape_meta, linear=True, family="shape",
-                      vjp=(lambda g, out, x, *, shape: reshape_p.bind(g, shape=x.shape),),
-                      jvp=lambda ts, out, x, *, shape: reshape_p.bind(ts[0], shape=shape))
+reshape_p = Primitive("reshape", _reshape_meta, linear=True,
+                      vjp=(lambda g, out, x, *, shape: reshape_p.bind(g, shape=x.shape),))
 reshape_p.batch = lambda vals, bdims, *, shape: (
     reshape_p.bind(move_to_front(vals[0], bdims[0]), shape=(vals[0].shape[bdims[0]],) + shape), 0)
 reshape_p.def_impl("cpu")(lambda x, *, shape: np.reshape(x, shape))
@@ -81,9 +87,8 @@ def _broadcast_to_meta(x, *, shape):
     return shape, x.dtype
 
 
-broadcast_to_p = Primitive("broadcast_to", _broadcast_to_meta, linear=True, family="shape",
-                           vjp=(lambda g, out, x, *, shape: sum_to_shape(g, x.shape),),
-                           jvp=lambda ts, out, x, *, shape: broadcast_to_p.bind(ts[0], shape=shape))
+broadcast_to_p = Primitive("broadcast_to", _broadcast_to_meta, linear=True,
+                           vjp=(lambda g, out, x, *, shape: sum_to_shape(g, x.shape),))
 def _broadcast_to_batch(vals, bdims, *, shape):
     x = move_to_front(vals[0], bdims[0])
     b, logical = x.shape[0], tuple(x.shape[1:])
@@ -126,9 +131,8 @@ def _inverse_perm(perm):
     return tuple(inv)
 
 
-transpose_p = Primitive("transpose", _transpose_meta, linear=True, family="shape",
-                        vjp=(lambda g, out, x, *, perm: transpose_p.bind(g, perm=_inverse_perm(perm)),),
-                        jvp=lambda ts, out, x, *, perm: transpose_p.bind(ts[0], perm=perm))
+transpose_p = Primitive("transpose", _transpose_meta, linear=True,
+                        vjp=(lambda g, out, x, *, perm: transpose_p.bind(g, perm=_inverse_perm(perm)),))
 transpose_p.batch = lambda vals, bdims, *, perm: (
     transpose_p.bind(move_to_front(vals[0], bdims[0]), perm=(0,) + shift_axes(perm)), 0)
 transpose_p.def_impl("cpu")(lambda x, *, perm: np.transpose(x, perm))
@@ -179,9 +183,8 @@ def _squeeze_meta(x, *, axis):
     return tuple(s for i, s in enumerate(x.shape) if i not in axis), x.dtype
 
 
-squeeze_p = Primitive("squeeze", _squeeze_meta, linear=True, family="shape",
-                      vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),),
-                      jvp=lambda ts, out, x, *, axis: squeeze_p.bind(ts[0], axis=axis))
+squeeze_p = Primitive("squeeze", _squeeze_meta, linear=True,
+                      vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),))
 squeeze_p.batch = lambda vals, bdims, *, axis: (
     squeeze_p.bind(move_to_front(vals[0], bdims[0]), axis=shift_axes(axis)), 0)
 squeeze_p.def_impl("cpu")(lambda x, *, axis: np.squeeze(x, axis))
@@ -210,9 +213,8 @@ def _expand_dims_meta(x, *, axis):
     return tuple(shape), x.dtype
 
 
-expand_dims_p = Primitive("expand_dims", _expand_dims_meta, linear=True, family="shape",
-                          vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),),
-                          jvp=lambda ts, out, x, *, axis: expand_dims_p.bind(ts[0], axis=axis))
+expand_dims_p = Primitive("expand_dims", _expand_dims_meta, linear=True,
+                          vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),))
 expand_dims_p.batch = lambda vals, bdims, *, axis: (
     expand_dims_p.bind(move_to_front(vals[0], bdims[0]), axis=shift_axes(axis)), 0)
 expand_dims_p.def_impl("cpu")(lambda x, *, axis: np.expand_dims(x, axis))
@@ -253,13 +255,8 @@ def _concat_part(i):
     return vjp
 
 
-def _concatenate_jvp(ts, out, *xs, axis):
-    ts = [_zeros_aval(x) if t is None else t for t, x in zip(ts, xs)]
-    return concatenate_p.bind(*ts, axis=axis)
-
-
-concatenate_p = Primitive("concatenate", _concatenate_meta, linear=True, family="shape",
-                          vjp=_family.PerInputRules(_concat_part), jvp=_concatenate_jvp)
+concatenate_p = Primitive("concatenate", _concatenate_meta, linear=True,
+                          vjp=VariadicVJP(_concat_part))
 concatenate_p.batch = lambda vals, bdims, *, axis: (
     concatenate_p.bind(*all_front(vals, bdims)[0], axis=axis + 1), 0)
 concatenate_p.def_impl("cpu")(lambda *xs, axis: np.concatenate(xs, axis=axis))
@@ -315,8 +312,9 @@ def _negated(pad_width):
 
 
 # pad is linear; its transpose is the opposite pad (crop what was added, zero-fill what was cropped)
-pad_p = Primitive("pad", _pad_meta, linear=True, family="shape",
+pad_p = Primitive("pad", _pad_meta, linear=True,
                   vjp=(lambda g, out, x, *, pad_width, value: pad_p.bind(g, pad_width=_negated(pad_width), value=0),),
+                  # affine in x, not linear (the pad value): the tangent pads with 0
                   jvp=lambda ts, out, x, *, pad_width, value: pad_p.bind(ts[0], pad_width=pad_width, value=0))
 
 
@@ -376,8 +374,7 @@ def _slice_vjp(g, out, x, *, starts, stops, steps):
     return slice_scatter_p.bind(_zeros_aval(x), g, starts=starts, stops=stops, steps=steps)
 
 
-slice_p = Primitive("slice", _slice_meta, linear=True, family="shape", vjp=(_slice_vjp,),
-                    jvp=lambda ts, out, x, **p: slice_p.bind(ts[0], **p))
+slice_p = Primitive("slice", _slice_meta, linear=True, vjp=(_slice_vjp,))
 def _slice_params(b, starts, stops, steps):
     return {"starts": (0,) + starts, "stops": (b,) + stops, "steps": (1,) + steps}
 
@@ -395,14 +392,8 @@ def _slice_scatter_meta(x, src, *, starts, stops, steps):
     return x.shape, x.dtype
 
 
-def _slice_scatter_jvp(ts, out, x, src, **p):
-    tx = _zeros_aval(x) if ts[0] is None else ts[0]
-    ts_ = _zeros_aval(src) if ts[1] is None else ts[1]
-    return slice_scatter_p.bind(tx, ts_, **p)
-
-
 slice_scatter_p = Primitive(
-    "slice_scatter", _slice_scatter_meta, linear=True, family="shape", jvp=_slice_scatter_jvp,
+    "slice_scatter", _slice_scatter_meta, linear=True,
     vjp=(lambda g, out, x, src, **p: slice_scatter_p.bind(g, _zeros_aval(src), **p),
          lambda g, out, x, src, **p: slice_p.bind(g, **p)))
 
@@ -467,9 +458,8 @@ def _flip_meta(x, *, axis):
     return x.shape, x.dtype
 
 
-flip_p = Primitive("flip", _flip_meta, linear=True, family="shape",
-                   vjp=(lambda g, out, x, *, axis: flip_p.bind(g, axis=axis),),
-                   jvp=lambda ts, out, x, *, axis: flip_p.bind(ts[0], axis=axis))
+flip_p = Primitive("flip", _flip_meta, linear=True,
+                   vjp=(lambda g, out, x, *, axis: flip_p.bind(g, axis=axis),))
 flip_p.batch = lambda vals, bdims, *, axis: (flip_p.bind(move_to_front(vals[0], bdims[0]),
                                                                 axis=shift_axes(axis)), 0)
 flip_p.def_impl("cpu")(lambda x, *, axis: np.flip(x, axis))
@@ -484,148 +474,13 @@ def flip(x, axis=None):
     return flip_p.bind(x, axis=axes)
 
 
-# ---------------------------------------------------------------------------
-# as_strided / as_strided_scatter: views into the row-major layout of a base
-
-
-def _check_strided(name, base, shape, strides, offset):
-    if len(shape) != len(strides):
-        raise ValueError(f"{name}: shape {shape} and strides {strides} have different lengths")
-    if builtins.any(s < 0 for s in shape) or builtins.any(st < 0 for st in strides) or offset < 0:
-        raise ValueError(f"{name}: shape, strides and offset must be non-negative, got {shape}, {strides}, {offset}")
-    if _prod(shape) == 0:
-        return
-    last = offset + builtins.sum((s - 1) * st for s, st in zip(shape, strides))
-    if last >= base.size:
-        raise ValueError(
-            f"{name}: view (shape {shape}, strides {strides}, offset {offset}) reaches element {last} "
-            f"of a base with only {base.size} elements")
-
-
-def _as_strided_meta(base, *, shape, strides, offset):
-    _check_strided("as_strided", base, shape, strides, offset)
-    return shape, base.dtype
-
-
-def _flat_view(flat, shape, strides, offset):
-    """A read-only strided view of a contiguous 1-D buffer (the ndarray constructor: ~10x
-    cheaper than numpy's as_strided helper, which matters on the eager view-read path)."""
-    item = flat.itemsize
-    if not flat.size or 0 in shape:  # an empty view may sit at any offset (torch's x[3:, 4:])
-        return _as_strided_np(flat[:0], shape, tuple(st * item for st in strides), writeable=False)
-    view = np.ndarray(shape, flat.dtype, buffer=flat, offset=offset * item,
-                      strides=tuple(st * item for st in strides))
-    view.flags.writeable = False
-    return view
-
-
-def _strided_positions(base, shape, strides, offset):
-    """The flat base position of every view element, as a constant int64 array."""
-    from .creation import arange
-    return as_strided_p.bind(arange(_prod(base.shape), device=base.device), shape=shape, strides=strides, offset=offset)
-
-
-def _as_strided_vjp(g, out, base, *, shape, strides, offset):
-    # overlapping views (stride 0) send several view elements to one base element: sum them
-    from .indexing import index_add
-    pos = reshape(_strided_positions(base, shape, strides, offset), (-1,))
-    flat = index_add(reshape(_zeros_aval(base), (-1,)), pos, reshape(g, (-1,)), axis=0)
-    return reshape(flat, base.shape)
-
-
-as_strided_p = Primitive("as_strided", _as_strided_meta, linear=True, family="shape",
-                         vjp=(_as_strided_vjp,),
-                         jvp=lambda ts, out, base, **p: as_strided_p.bind(ts[0], **p))
-
-
-def _strided_batch_params(base, shape, strides, offset):
-    """Batch element b's base is the b-th row-major block of the batched base."""
-    n = _prod(base.shape[1:])
-    return {"shape": (base.shape[0],) + shape, "strides": (n,) + strides, "offset": offset}
-
-
-as_strided_p.batch = lambda vals, bdims, *, shape, strides, offset: (as_strided_p.bind(
-    move_to_front(vals[0], bdims[0]), **_strided_batch_params(move_to_front(vals[0], bdims[0]), shape, strides,
-                                                              offset)), 0)
-
-
-@as_strided_p.def_impl("cpu")
-def _as_strided_cpu(base, *, shape, strides, offset):
-    return _flat_view(np.ascontiguousarray(base).reshape(-1), shape, strides, offset)
-
-
-def _as_strided_scatter_meta(base, src, *, shape, strides, offset, donate=False):
-    _check_strided("as_strided_scatter", base, shape, strides, offset)
-    if src.shape != shape:
-        raise ValueError(f"as_strided_scatter: source shape {src.shape} does not match the view shape {shape}")
-    _family.same_dtype("as_strided_scatter", base, src)
-    return base.shape, base.dtype
-
-
-def _as_strided_scatter_jvp(ts, out, base, src, *, shape, strides, offset, donate=False):
-    tb = _zeros_aval(base) if ts[0] is None else ts[0]
-    tsrc = _zeros_aval(src) if ts[1] is None else ts[1]
-    return as_strided_scatter_p.bind(tb, tsrc, shape=shape, strides=strides, offset=offset)
-
-
-# `donate=True` says the caller (the eager Storage) is the base buffer's sole owner, so the
-# lowering may write the view region in place: O(view) instead of O(base). Rules never donate.
-as_strided_scatter_p = Primitive(
-    "as_strided_scatter", _as_strided_scatter_meta, linear=True, family="shape",
-    jvp=_as_strided_scatter_jvp,
-    vjp=(lambda g, out, base, src, *, shape, strides, offset, donate=False: as_strided_scatter_p.bind(
-        g, _zeros_aval(src), shape=shape, strides=strides, offset=offset),
-         lambda g, out, base, src, *, shape, strides, offset, donate=False: as_strided_p.bind(
-        g, shape=shape, strides=strides, offset=offset)))
-
-
-def _as_strided_scatter_batch(vals, bdims, *, shape, strides, offset, donate=False):
-    (base, src), _ = all_front(vals, bdims)
-    return as_strided_scatter_p.bind(base, src, **_strided_batch_params(base, shape, strides, offset)), 0
-
-
-as_strided_scatter_p.batch = _as_strided_scatter_batch
-
-
-@as_strided_scatter_p.def_impl("cpu")
-def _as_strided_scatter_cpu(base, src, *, shape, strides, offset, donate=False):
-    # The one place a buffer is written: a fresh copy of the base, or with donate=True the
-    # base itself, which its owner guarantees nobody else can observe.
-    if donate and base.flags.c_contiguous and base.flags.writeable:
-        out = base
-    else:
-        out = np.array(base, copy=True, order="C")
-    flat = out.reshape(-1)
-    item = flat.itemsize
-    if flat.size and 0 not in shape:
-        view = np.ndarray(shape, flat.dtype, buffer=flat, offset=offset * item,
-                          strides=tuple(st * item for st in strides))
-        view[...] = src
-    return out
-
-
-def as_strided(base, shape, strides, offset=0):
-    """A view of base's row-major elements: element i is at offset + sum(i_k * strides_k)."""
-    base = _operand(base)
-    return as_strided_p.bind(base, shape=tuple(int(s) for s in shape),
-                             strides=tuple(int(s) for s in strides), offset=int(offset))
-
-
-def as_strided_scatter(base, src, shape, strides, offset=0):
-    """A new base equal to `base` with the view (shape, strides, offset) replaced by src."""
-    base = _operand(base)
-    src = _operand(src)
-    if src.dtype is not base.dtype:
-        src = _family.cast(src, base.dtype)
-    shape = tuple(int(s) for s in shape)
-    if src.shape != shape:
-        src = broadcast_to(src, shape)
-    return as_strided_scatter_p.bind(base, src, shape=shape, strides=tuple(int(s) for s in strides),
-                                     offset=int(offset))
+def broadcast_shapes(*shapes):
+    """The shape that arrays of these shapes broadcast to (NumPy's rules), or ValueError."""
+    return _family.broadcast_shapes("broadcast_shapes", *[tuple(s) for s in shapes])
 
 
 def ravel(x):
     return reshape(x, (-1,))
 
 
-_family.provide(reshape=reshape, broadcast_to=broadcast_to)
+_family.provide(reshape=reshape, broadcast_to=broadcast_to, expand_dims=expand_dims, transpose_p=transpose_p)

@@ -13,7 +13,7 @@ returns one gradient per edge, `node.release_variables()` frees what it saved.
 """
 import heapq
 
-from ...core import autodiff as _core_autodiff
+from ... import core
 from . import graph
 from .. import grad_mode
 
@@ -59,7 +59,7 @@ def _add(a, b):
         return b
     if b is None:
         return a
-    return a + b if not _is_core(a) else _core_autodiff._ops["add"](a, b)
+    return a + b if not _is_core(a) else core.add(a, b)
 
 
 def _is_core(x):
@@ -140,7 +140,7 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor):
     prim = node.prim
     out, primals = _rule_args(node, create_graph, Tensor)
     if prim.multiple_results:
-        g = tuple(_core_autodiff.zeros_like_aval(a) if x is None else x for x, a in zip(gs, node.out_avals))
+        g = tuple(core.zeros_like(a) if x is None else x for x, a in zip(gs, node.out_avals))
         if create_graph:
             g = tuple(x if isinstance(x, Tensor) else Tensor._from_value(x) for x in g)
     else:

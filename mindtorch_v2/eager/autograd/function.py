@@ -32,8 +32,7 @@ import weakref
 
 from ... import core
 from ...core import dtypes as _dt
-from ...core.ops._family import broadcast_shapes, sum_to_shape
-from ...core.ops.shape import as_strided_scatter_p
+from ...core import as_strided_scatter_p, broadcast_shapes, sum_to_shape
 from .. import grad_mode
 from . import graph
 from .engine import FREED_MSG
@@ -234,7 +233,7 @@ def _conform_grad(node, r, k, meta):
     shape, dtype = meta
     if r._shape != shape:
         try:
-            ok = broadcast_shapes("backward", shape, r._shape) == r._shape
+            ok = broadcast_shapes(shape, r._shape) == r._shape
         except ValueError:
             ok = False
         if not ok:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import core
 from ...core import dtypes as _dt
-from ...core.ops.shape import as_strided_scatter_p
+from ...core import as_strided_scatter_p
 from .. import grad_mode
 from . import api
 from .function import Function

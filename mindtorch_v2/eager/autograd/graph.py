@@ -6,8 +6,7 @@ tensor it came from. `AccumulateGrad` is the sink for a leaf tensor.
 """
 import itertools
 
-from ...core import dtypes as _dt
-from ...core.array import make as _make
+from ...core import aval as _core_aval
 
 _seq = itertools.count()
 
@@ -32,11 +31,11 @@ class Saved:
 
     @property
     def desc(self):
-        return f"torch.{_dt.TORCH_TYPE_NAMES.get(self.value.dtype.name, 'Tensor')} {list(self.value.shape)}"
+        return f"torch.{self.value.dtype.scalar_name}Tensor {list(self.value.shape)}"
 
 
 def _aval(spec):
-    return None if spec is None else _make(None, *spec)
+    return None if spec is None else _core_aval(*spec)
 
 
 class Node:
