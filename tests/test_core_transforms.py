@@ -271,3 +271,32 @@ def test_python_control_flow_on_concrete_comparisons_works():
 def test_truth_value_of_a_tracer_raises():
     with pytest.raises(TypeError, match="truth value"):
         core.grad(lambda x: x if x else -x)(a(1.0))
+
+
+@pytest.mark.parametrize("transform, name", [
+    (lambda f, x: core.grad(f)(x), "vjp"),
+    (lambda f, x: core.jvp(f, (x,), (core.ones_like(x),)), "jvp"),
+    (lambda f, x: core.vmap(f)(core.stack([x, x])), "vmap"),
+])
+def test_a_tracer_used_after_its_transform_returned_raises_naming_the_transform(transform, name):
+    leaked = []
+
+    def f(x):
+        leaked.append(x)
+        return core.sum(x)
+
+    transform(f, core.asarray([1.0, 2.0]))
+    with pytest.raises(core.UnexpectedTracerError, match=name) as err:
+        core.sin(leaked[0])
+    assert "leaked" in str(err.value)
+
+
+def test_linear_primitives_derive_their_jvp_from_the_op_itself():
+    x, t = core.asarray([[1.0, 2.0], [3.0, 4.0]]), core.asarray([[1.0, 0.0], [0.0, 2.0]])
+    assert core.reshape_p.linear and core.reshape_p.jvp is not None
+    out, tan = core.jvp(lambda v: core.sum(core.transpose(core.reshape(v, (4,)).reshape(2, 2)), 0), (x,), (t,))
+    assert np.allclose(np.asarray(tan), np.asarray(t).T.sum(0))
+    # linear in x and the updates, not in the indices: the tangent of index_add takes the indices as they are
+    idx = core.asarray([0, 0])
+    _, tan = core.jvp(lambda a, u: core.index_add(a, idx, u), (x, x), (t, t))
+    assert np.allclose(np.asarray(tan), np.asarray(t) + np.array([[1.0, 2.0], [0.0, 0.0]]))

@@ -74,6 +74,7 @@ class JVPTracer(Tracer):
 
 class JVPTrace(Trace):
     __slots__ = ()
+    transform = "jvp"
 
     def process(self, prim, args, params):
         main = self.main
@@ -160,6 +161,7 @@ class VJPTracer(Tracer):
 
 class VJPTrace(Trace):
     __slots__ = ()
+    transform = "vjp (grad)"
 
     def process(self, prim, args, params):
         main = self.main

@@ -36,6 +36,34 @@ def _format_param(name, optimizer, param):
     return [param] * len(optimizer.param_groups)
 
 
+def _group_lrs(optimizer):
+    """The lr of each param group."""
+    return [group["lr"] for group in optimizer.param_groups]
+
+
+def _set_momentum(group, momentum, use_beta1):
+    """Set a group's momentum (or, for Adam-like optimizers, beta1)."""
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+def _uses_beta1(optimizer):
+    """Whether momentum cycling sets beta1 (Adam-like optimizers) rather than momentum; raises if neither."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    return "betas" in optimizer.defaults
+
+
+def _start_momentum_cycle(optimizer, base_momentums, max_momentums, use_beta1):
+    """Each group's momentum set to its max; the groups record max_momentum and base_momentum."""
+    for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups):
+        _set_momentum(group, m_momentum, use_beta1)
+        group["max_momentum"] = m_momentum
+        group["base_momentum"] = b_momentum
+
+
 def _track_step_called(optimizer):
     """Wrap optimizer.step so the scheduler can tell whether it ran before the first scheduler step."""
     if getattr(optimizer.step, "_wrapped_by_lr_sched", False):
@@ -98,11 +126,6 @@ class LRScheduler:
         """The lrs for the current last_epoch (subclasses compute them)."""
         raise NotImplementedError
 
-    def _warn_get_lr(self):
-        if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning, stacklevel=3)
-
     def step(self, epoch=None):
         """Advance last_epoch (or set it to `epoch`) and write the new lrs into the param groups."""
         if self._step_count == 1:
@@ -124,25 +147,57 @@ class LRScheduler:
 
     def _update_lr(self, epoch=None):
         """Advance last_epoch by one (or set it to `epoch`, closed form) and write the lrs into the groups."""
+        if epoch is None:
+            self.last_epoch += 1
+            self._set_lrs(self.get_lr)
+        else:
+            self.last_epoch = epoch
+            self._set_lrs(getattr(self, "_get_closed_form_lr", self.get_lr))
+
+    def _set_lrs(self, compute):
+        """Write compute()'s lrs (get_lr called this way does not warn) into the groups; record them."""
         self._get_lr_called_within_step = True
         try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
+            values = compute()
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = _group_lrs(self.optimizer)
+
+
+class _ComputedLR(LRScheduler):
+    """A scheduler whose get_lr is its schedule's _next_lrs(): the chainable form, computed from the groups'
+    current lrs where the schedule allows."""
+
+    def get_lr(self):
+        """The lrs for the current last_epoch, one per param group (called outside step(), it warns to use
+        get_last_lr())."""
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                          UserWarning, stacklevel=2)
+        return self._next_lrs()
+
+
+class _ScalingLR(_ComputedLR):
+    """A schedule that multiplies lrs: each step, the current ones by _step_factor() (None keeps them);
+    step(epoch), the base lrs by _closed_form_factor()."""
+
+    def _next_lrs(self):
+        factor = self._step_factor()
+        if factor is None:
+            return _group_lrs(self.optimizer)
+        return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        factor = self._closed_form_factor()
+        return [base_lr * factor for base_lr in self.base_lrs]
 
 
 _LRScheduler = LRScheduler
 
 
-class _LambdaScheduler(LRScheduler):
+class _LambdaScheduler(_ComputedLR):
     """Shared by LambdaLR and MultiplicativeLR: one function of the epoch per param group."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose="deprecated"):
@@ -175,23 +230,20 @@ class _LambdaScheduler(LRScheduler):
 class LambdaLR(_LambdaScheduler):
     """lr = base_lr * lr_lambda(epoch)."""
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _next_lrs(self):
         return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
 class MultiplicativeLR(_LambdaScheduler):
     """lr = previous lr * lr_lambda(epoch) (from epoch 1 on)."""
 
-    def get_lr(self):
-        self._warn_get_lr()
-        if not self._is_initial:
-            return [group["lr"] * fn(self.last_epoch)
-                    for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
-        return [group["lr"] for group in self.optimizer.param_groups]
+    def _next_lrs(self):
+        if self._is_initial:
+            return _group_lrs(self.optimizer)
+        return [group["lr"] * fn(self.last_epoch) for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
 
 
-class StepLR(LRScheduler):
+class StepLR(_ScalingLR):
     """lr = base_lr * gamma ** (epoch // step_size)."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1, verbose="deprecated"):
@@ -199,17 +251,16 @@ class StepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch, verbose)
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _step_factor(self):
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return [group["lr"] for group in self.optimizer.param_groups]
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+            return None
+        return self.gamma
 
-    def _get_closed_form_lr(self):
-        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+    def _closed_form_factor(self):
+        return self.gamma ** (self.last_epoch // self.step_size)
 
 
-class MultiStepLR(LRScheduler):
+class MultiStepLR(_ScalingLR):
     """lr = base_lr * gamma ** (number of milestones <= epoch)."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1, verbose="deprecated"):
@@ -217,18 +268,16 @@ class MultiStepLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch, verbose)
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _step_factor(self):
         if self.last_epoch not in self.milestones:
-            return [group["lr"] for group in self.optimizer.param_groups]
-        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch] for group in self.optimizer.param_groups]
+            return None
+        return self.gamma ** self.milestones[self.last_epoch]
 
-    def _get_closed_form_lr(self):
-        milestones = sorted(self.milestones.elements())
-        return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+    def _closed_form_factor(self):
+        return self.gamma ** bisect_right(sorted(self.milestones.elements()), self.last_epoch)
 
 
-class ConstantLR(LRScheduler):
+class ConstantLR(_ScalingLR):
     """lr = base_lr * factor until total_iters, then base_lr."""
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1, verbose="deprecated"):
@@ -238,20 +287,18 @@ class ConstantLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch, verbose)
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _step_factor(self):
         if self.last_epoch == 0:
-            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+            return self.factor
         if self.last_epoch != self.total_iters:
-            return [group["lr"] for group in self.optimizer.param_groups]
-        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+            return None
+        return 1.0 / self.factor
 
-    def _get_closed_form_lr(self):
-        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-                for base_lr in self.base_lrs]
+    def _closed_form_factor(self):
+        return self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)
 
 
-class LinearLR(LRScheduler):
+class LinearLR(_ScalingLR):
     """lr = base_lr * (start_factor + (end_factor - start_factor) * min(epoch, total_iters) / total_iters)."""
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1,
@@ -265,39 +312,34 @@ class LinearLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch, verbose)
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _step_factor(self):
         if self.last_epoch == 0:
-            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+            return self.start_factor
         if self._is_initial or self.last_epoch > self.total_iters:
-            return [group["lr"] for group in self.optimizer.param_groups]
+            return None
         delta = self.end_factor - self.start_factor
-        return [group["lr"] * (1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta))
-                for group in self.optimizer.param_groups]
+        return 1.0 + delta / (self.total_iters * self.start_factor + (self.last_epoch - 1) * delta)
 
-    def _get_closed_form_lr(self):
-        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
-                           * min(self.total_iters, self.last_epoch) / self.total_iters) for base_lr in self.base_lrs]
+    def _closed_form_factor(self):
+        return self.start_factor + (self.end_factor - self.start_factor) * min(self.total_iters, self.last_epoch) \
+            / self.total_iters
 
 
-class ExponentialLR(LRScheduler):
+class ExponentialLR(_ScalingLR):
     """lr = base_lr * gamma ** epoch."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1, verbose="deprecated"):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch, verbose)
 
-    def get_lr(self):
-        self._warn_get_lr()
-        if self._is_initial:
-            return [group["lr"] for group in self.optimizer.param_groups]
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+    def _step_factor(self):
+        return None if self._is_initial else self.gamma
 
-    def _get_closed_form_lr(self):
-        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+    def _closed_form_factor(self):
+        return self.gamma ** self.last_epoch
 
 
-class CosineAnnealingLR(LRScheduler):
+class CosineAnnealingLR(_ComputedLR):
     """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2, computed recursively like torch."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1, verbose="deprecated"):
@@ -305,12 +347,11 @@ class CosineAnnealingLR(LRScheduler):
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch, verbose)
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _next_lrs(self):
         groups = self.optimizer.param_groups
         e, T, eta_min = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
-            return [group["lr"] for group in groups]
+            return _group_lrs(self.optimizer)
         if self._step_count == 1 and e > 0:
             return [eta_min + (base_lr - eta_min) * (1 + math.cos(e * math.pi / T)) / 2 for base_lr in self.base_lrs]
         if (e - 1 - T) % (2 * T) == 0:
@@ -324,7 +365,7 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-class PolynomialLR(LRScheduler):
+class PolynomialLR(_ScalingLR):
     """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
 
     def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1, verbose="deprecated"):
@@ -332,20 +373,17 @@ class PolynomialLR(LRScheduler):
         self.power = power
         super().__init__(optimizer, last_epoch, verbose)
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _step_factor(self):
         if self._is_initial or self.last_epoch > self.total_iters:
-            return [group["lr"] for group in self.optimizer.param_groups]
-        decay = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) \
+            return None
+        return ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) \
             ** self.power
-        return [group["lr"] * decay for group in self.optimizer.param_groups]
 
-    def _get_closed_form_lr(self):
-        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
-                for base_lr in self.base_lrs]
+    def _closed_form_factor(self):
+        return (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
 
 
-class CosineAnnealingWarmRestarts(LRScheduler):
+class CosineAnnealingWarmRestarts(_ComputedLR):
     """Cosine annealing from base_lr to eta_min over T_i epochs, restarting with T_i *= T_mult (SGDR)."""
 
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1, verbose="deprecated"):
@@ -362,8 +400,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self.T_cur = last_epoch
         super().__init__(optimizer, last_epoch, verbose)
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _next_lrs(self):
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
                 for base_lr in self.base_lrs]
 
@@ -391,14 +428,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_0
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        self._get_lr_called_within_step = True
-        try:
-            values = self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._set_lrs(self.get_lr)
 
 
 def _check_schedulers(owner, optimizer, schedulers):
@@ -486,16 +516,16 @@ class ChainedScheduler(_SchedulerGroup):
         _check_schedulers(name, optimizer, schedulers)
         self._schedulers = schedulers
         self.optimizer = optimizer
-        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+        self._last_lr = _group_lrs(self._schedulers[-1].optimizer)
 
     def step(self):
         """Step each scheduler."""
         for scheduler in self._schedulers:
             scheduler.step()
-        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+        self._last_lr = _group_lrs(self._schedulers[-1].optimizer)
 
 
-class CyclicLR(LRScheduler):
+class CyclicLR(_ComputedLR):
     """lr cycles between base_lr and max_lr (triangular, triangular2, exp_range or a custom scale_fn) over
     step_size_up + step_size_down steps; momentum (or Adam's beta1) cycles inversely."""
 
@@ -522,20 +552,11 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _uses_beta1(optimizer)
             self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
             self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
-                for m_momentum, b_momentum, group in zip(self.max_momentums, self.base_momentums,
-                                                         optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
-                    group["max_momentum"] = m_momentum
-                    group["base_momentum"] = b_momentum
+                _start_momentum_cycle(optimizer, self.base_momentums, self.max_momentums, self.use_beta1)
         super().__init__(optimizer, last_epoch, verbose)
         self.base_lrs = base_lrs
 
@@ -570,8 +591,7 @@ class CyclicLR(LRScheduler):
     def _exp_range_scale_fn(gamma, x):
         return gamma ** x
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _next_lrs(self):
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
         scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
@@ -580,11 +600,7 @@ class CyclicLR(LRScheduler):
                for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
         if self.cycle_momentum:
             for group, base_m, max_m in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
-                momentum = max_m - (max_m - base_m) * scale_factor * self.scale_fn(at)
-                if self.use_beta1:
-                    group["betas"] = (momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = momentum
+                _set_momentum(group, max_m - (max_m - base_m) * scale_factor * self.scale_fn(at), self.use_beta1)
         return lrs
 
     def state_dict(self):
@@ -606,7 +622,7 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
 
 
-class OneCycleLR(LRScheduler):
+class OneCycleLR(_ComputedLR):
     """The 1cycle policy: lr rises from max_lr/div_factor to max_lr over pct_start of total_steps, then anneals to
     initial_lr/final_div_factor (three_phase: back to initial_lr first); momentum (or Adam's beta1) cycles inversely.
     """
@@ -658,19 +674,11 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _uses_beta1(optimizer)
             max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             base_momentums = _format_param("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
-                for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
-                    group["max_momentum"] = m_momentum
-                    group["base_momentum"] = b_momentum
+                _start_momentum_cycle(optimizer, base_momentums, max_momentums, self.use_beta1)
         super().__init__(optimizer, last_epoch, verbose)
 
     def _anneal_func(self, start, end, pct):
@@ -678,8 +686,7 @@ class OneCycleLR(LRScheduler):
             return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
         return (end - start) * pct + start
 
-    def get_lr(self):
-        self._warn_get_lr()
+    def _next_lrs(self):
         step_num = self.last_epoch
         if step_num > self.total_steps:
             raise ValueError(f"Tried to step {step_num} times. The specified number of total steps is "
@@ -700,10 +707,7 @@ class OneCycleLR(LRScheduler):
                 start_step = phase["end_step"]
             lrs.append(lr)
             if self.cycle_momentum:
-                if self.use_beta1:
-                    group["betas"] = (momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = momentum
+                _set_momentum(group, momentum, self.use_beta1)
         return lrs
 
 
@@ -730,7 +734,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.cooldown_counter = 0
         self.eps = eps
         self.last_epoch = 0
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self._last_lr = _group_lrs(optimizer)
         self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
         self._reset()
 
@@ -759,7 +763,7 @@ class ReduceLROnPlateau(LRScheduler):
             self._reduce_lr(epoch)
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = _group_lrs(self.optimizer)
 
     def _reduce_lr(self, epoch):
         if len(self.optimizer.param_groups) != len(self.min_lrs):

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from mindtorch_v2 import core
+from mindtorch_v2.core.autodiff import add_any_p  # machinery-owned: core does not export it
 
 from . import Sample, register
 
@@ -300,3 +301,16 @@ def _where(draw):
 
 
 register(core.where_p, _where())
+
+
+@st.composite
+def _add_any(draw):
+    """autodiff's sum of two cotangents: operands of one shape and one float dtype, as the interpreters add them."""
+    shape = draw(shapes(min_side=0))
+    if draw(st.integers(0, 2)) == 2:
+        dtype = draw(st.sampled_from((np.float32, np.float16)))
+        return Sample((draw(floats(shape, -3, 3, dtype)), draw(floats(shape, -3, 3, dtype))))
+    return Sample((draw(floats(shape, -3, 3)), draw(floats(shape, -3, 3))), diff=(0, 1))
+
+
+register(add_any_p, _add_any(), linear=True)
