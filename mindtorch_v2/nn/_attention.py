@@ -6,9 +6,12 @@ float masks are added to the scores in both.
 """
 import math
 
-import mindtorch_v2 as torch
-
-from . import functional as F
+from ..core import bool_
+from ..eager.creation import ones, zeros
+from ..eager.ops import cat, matmul, softmax
+from ._conv import linear
+from ._dropout import dropout
+from ._utils import pad_last
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -18,22 +21,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         key, value = _repeat_heads(key, query.shape[-3]), _repeat_heads(value, query.shape[-3])
-    scores = torch.matmul(query, key.transpose(-2, -1)) * scale
+    scores = matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                                "is_causal=True")
-        causal = torch.ones(L, S, dtype=torch.bool, device=query.device).tril()
+        causal = ones(L, S, dtype=bool_, device=query.device).tril()
         scores = scores.masked_fill(~causal, -math.inf)
     if attn_mask is not None:
-        if attn_mask.dtype is torch.bool:
+        if attn_mask.dtype is bool_:
             scores = scores.masked_fill(~attn_mask, -math.inf)
         else:
             scores = scores + attn_mask
-    weights = torch.softmax(scores, -1)
+    weights = softmax(scores, -1)
     if dropout_p > 0.0:
-        weights = F.dropout(weights, dropout_p, training=True)
-    return torch.matmul(weights, value)
+        weights = dropout(weights, dropout_p, training=True)
+    return matmul(weights, value)
 
 
 def _repeat_heads(x, heads):
@@ -47,8 +50,8 @@ def _canonical_mask(mask, name, target_dtype):
     """A float additive mask (-inf where a bool mask is True), or None."""
     if mask is None:
         return None
-    if mask.dtype is torch.bool:
-        return torch.zeros(*mask.shape, dtype=target_dtype, device=mask.device).masked_fill(mask, -math.inf)
+    if mask.dtype is bool_:
+        return zeros(*mask.shape, dtype=target_dtype, device=mask.device).masked_fill(mask, -math.inf)
     if not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask
@@ -78,16 +81,16 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
 
     if not use_separate_proj_weight:
         if query is key and key is value:
-            q, k, v = F.linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
+            q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, -1)
         else:
             w_q, w_k, w_v = in_proj_weight.chunk(3)
             b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
-            q, k, v = F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
+            q, k, v = linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
     else:
         b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None, None, None)
-        q = F.linear(query, q_proj_weight, b_q)
-        k = F.linear(key, k_proj_weight, b_k)
-        v = F.linear(value, v_proj_weight, b_v)
+        q = linear(query, q_proj_weight, b_q)
+        k = linear(key, k_proj_weight, b_k)
+        v = linear(value, v_proj_weight, b_v)
     if attn_mask is not None:
         if attn_mask.ndim == 2:
             if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
@@ -101,23 +104,23 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         else:
             raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
     if bias_k is not None and bias_v is not None:
-        k = torch.cat([k, bias_k.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)])
-        v = torch.cat([v, bias_v.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)])
+        k = cat([k, bias_k.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)])
+        v = cat([v, bias_v.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim)])
         if attn_mask is not None:
-            attn_mask = F.pad(attn_mask, (0, 1))
+            attn_mask = pad_last(attn_mask, (0, 1), 0.0)
         if key_padding_mask is not None:
-            key_padding_mask = F.pad(key_padding_mask, (0, 1))
+            key_padding_mask = pad_last(key_padding_mask, (0, 1), 0.0)
 
     q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
     k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k)
     v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v)
     if add_zero_attn:
-        k = torch.cat([k, torch.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], 1)
-        v = torch.cat([v, torch.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], 1)
+        k = cat([k, zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], 1)
+        v = cat([v, zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], 1)
         if attn_mask is not None:
-            attn_mask = F.pad(attn_mask, (0, 1))
+            attn_mask = pad_last(attn_mask, (0, 1), 0.0)
         if key_padding_mask is not None:
-            key_padding_mask = F.pad(key_padding_mask, (0, 1))
+            key_padding_mask = pad_last(key_padding_mask, (0, 1), 0.0)
     src_len = k.shape[1]
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (bsz, src_len):
@@ -129,15 +132,15 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if not training:
         dropout_p = 0.0
 
-    scores = torch.matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))
+    scores = matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))
     if attn_mask is not None:
         scores = scores + attn_mask
-    weights = torch.softmax(scores, -1)
+    weights = softmax(scores, -1)
     if dropout_p > 0.0:
-        weights = F.dropout(weights, dropout_p)
-    out = torch.matmul(weights, v)  # (N * H, L, hd)
+        weights = dropout(weights, dropout_p)
+    out = matmul(weights, v)  # (N * H, L, hd)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = F.linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
     if not batched:
         out = out.squeeze(1)
     if not need_weights:

@@ -9,9 +9,12 @@ import warnings
 
 import numpy as np
 
-import mindtorch_v2 as torch
-
-from .. import core
+from ..core import float16, int64, uint8
+from ..eager.creation import arange, full, tensor
+from ..eager.grad_mode import is_grad_enabled
+from ..eager.ops import exp, log, log1p, log_softmax, minimum, sqrt, stack, where
+from ..eager.tensor import Tensor
+from ._utils import concrete, pad_last, type_word
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -55,9 +58,9 @@ def _warn_size(input, target):
 def _neg_logsigmoid(x):
     """-log(sigmoid(x)) = softplus(-x), stable for large |x|, with the exact derivative -(1 - sigmoid(x))
     everywhere (also at 0; an |x| form gives a wrong subgradient there)."""
-    pos = torch.log1p(torch.exp(-x.clamp(min=0)))
-    neg = torch.log1p(torch.exp(x.clamp(max=0))) - x
-    return torch.where(x >= 0, pos, neg)
+    pos = log1p(exp(-x.clamp(min=0)))
+    neg = log1p(exp(x.clamp(max=0))) - x
+    return where(x >= 0, pos, neg)
 
 
 # ---------------------------------------------------------------------------
@@ -97,7 +100,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     d = (input - target).abs()
     if beta == 0.0:
         return _reduce(d, reduction)
-    loss = torch.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+    loss = where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
     return _reduce(loss, reduction)
 
 
@@ -108,7 +111,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = (input - target).abs()
-    loss = torch.where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    loss = where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -128,8 +131,8 @@ def _class_targets(input, target, name):
     """(input as (N, C, ...), target as (N, ...), unbatched?) after torch's shape and dtype checks."""
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    if target.dtype is not torch.int64 and target.dtype is not torch.uint8:
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_type_word(target.dtype)}")
+    if target.dtype is not int64 and target.dtype is not uint8:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_word(target.dtype)}")
     unbatched = input.ndim == 1
     if unbatched:
         if target.ndim != 0:
@@ -145,25 +148,12 @@ def _class_targets(input, target, name):
     return input, target, False
 
 
-def _type_word(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "bool_": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(d.name, d.name)
-
-
-def _concrete(t):
-    """t's values as a numpy array when they are concrete (not traced, not meta), for argument checks only."""
-    v = t._value()
-    if type(v) is core.Array and t.device.type != "meta":
-        return np.asarray(v)
-    return None
-
-
 def _picked_nll(logp, target, weight, ignore_index):
     """(loss, denominator, valid): loss = -w[t] * logp[t] per position (0 where t == ignore_index),
     denominator = the summed w[t] that 'mean' divides by, valid = the mask of kept positions (None when
     no position is ignored, which skips the masking ops)."""
     c = logp.shape[1]
-    values = _concrete(target)
+    values = concrete(target)
     valid = None
     if values is not None:
         kept = values[values != ignore_index]
@@ -175,15 +165,15 @@ def _picked_nll(logp, target, weight, ignore_index):
             valid = target != ignore_index
     else:
         valid = target != ignore_index
-    safe = target if valid is None else torch.where(valid, target, 0)
+    safe = target if valid is None else where(valid, target, 0)
     picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
     if weight is None:
         if valid is None:
             return -picked, float(target.numel()), None
-        return torch.where(valid, -picked, 0.0), valid.sum(), valid
+        return where(valid, -picked, 0.0), valid.sum(), valid
     w = weight.to(logp.dtype).index_select(0, safe.reshape(-1)).reshape(safe.shape)
     if valid is not None:
-        w = torch.where(valid, w, 0.0)
+        w = where(valid, w, 0.0)
     return -picked * w, w.sum(), valid
 
 
@@ -213,7 +203,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
     _check_weight(weight, c)
-    logp = torch.log_softmax(input, class_dim)
+    logp = log_softmax(input, class_dim)
     wshape = tuple(c if i == class_dim else 1 for i in range(input.ndim))
     if target.is_floating_point() and tuple(target.shape) == tuple(input.shape):
         if label_smoothing > 0.0:
@@ -241,7 +231,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         xs = x if weight is None else x * weight.reshape((1, c) + (1,) * (x.ndim - 2))
         smooth = -xs.sum(1)
         if valid is not None:
-            smooth = torch.where(valid, smooth, 0.0)
+            smooth = where(valid, smooth, 0.0)
         if reduction == "sum":
             smooth = smooth.sum()
         elif reduction == "mean":
@@ -260,11 +250,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     if target.dtype is not input.dtype:
-        raise RuntimeError(f"Found dtype {_type_word(target.dtype)} but expected {_type_word(input.dtype)}")
-    values = _concrete(input)
+        raise RuntimeError(f"Found dtype {type_word(target.dtype)} but expected {type_word(input.dtype)}")
+    values = concrete(input)
     if values is not None and not np.all((values >= 0) & (values <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    loss = (target - 1.0) * torch.log1p(-input).clamp(min=-100.0) - target * torch.log(input).clamp(min=-100.0)
+    loss = (target - 1.0) * log1p(-input).clamp(min=-100.0) - target * log(input).clamp(min=-100.0)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -297,22 +287,17 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=2)
     if log_target:
-        loss = torch.exp(target) * (target - input)
+        loss = exp(target) * (target - input)
     else:
         zero = target == 0
-        loss = torch.where(zero, 0.0, target * torch.log(torch.where(zero, 1.0, target))) - target * input
+        loss = where(zero, 0.0, target * log(where(zero, 1.0, target))) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduce(loss, reduction)
 
 
-def _pad_last(x, widths, value):
-    """x padded on the last axis by widths = (left, right) with value."""
-    return core.pad(x, ((0, 0),) * (x.ndim - 1) + (tuple(widths),), value=value)
-
-
 def _int_list(v):
-    if isinstance(v, torch.Tensor):
+    if isinstance(v, Tensor):
         return [int(a) for a in np.asarray(v.detach()).reshape(-1)]
     if isinstance(v, int):
         return [v]
@@ -354,31 +339,31 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         ext[i, 1:2 * len(row):2] = row
         # a label may follow the previous label directly (skipping the blank) unless they are equal
         skip[i, 3:2 * len(row):2] = row[1:] != row[:-1]
-    neg = -1e30 if lp.dtype is not torch.float16 else -1e4
-    ext_t = torch.tensor(ext, device=lp.device)
-    skip_t = torch.tensor(skip, device=lp.device)
-    alive = [torch.tensor([t < n for n in in_lens], device=lp.device).unsqueeze(1) for t in range(steps)]
-    alpha = torch.full((batch, width), neg, dtype=lp.dtype, device=lp.device)
-    alpha = torch.where(torch.arange(width, device=lp.device) == 0, 0.0, alpha)
+    neg = -1e30 if lp.dtype is not float16 else -1e4
+    ext_t = tensor(ext, device=lp.device)
+    skip_t = tensor(skip, device=lp.device)
+    alive = [tensor([t < n for n in in_lens], device=lp.device).unsqueeze(1) for t in range(steps)]
+    alpha = full((batch, width), neg, dtype=lp.dtype, device=lp.device)
+    alpha = where(arange(width, device=lp.device) == 0, 0.0, alpha)
     for t in range(steps):
-        a1 = _pad_last(alpha, (1, 0), neg)[:, :width]
-        a2 = torch.where(skip_t, _pad_last(alpha, (2, 0), neg)[:, :width], neg)
-        new = torch.stack([alpha, a1, a2]).logsumexp(0) + lp[t].gather(1, ext_t)
-        alpha = torch.where(alive[t], new, alpha)
-    last = torch.tensor([[2 * n, max(2 * n - 1, 0)] for n in tgt_lens], device=lp.device)
+        a1 = pad_last(alpha, (1, 0), neg)[:, :width]
+        a2 = where(skip_t, pad_last(alpha, (2, 0), neg)[:, :width], neg)
+        new = stack([alpha, a1, a2]).logsumexp(0) + lp[t].gather(1, ext_t)
+        alpha = where(alive[t], new, alpha)
+    last = tensor([[2 * n, max(2 * n - 1, 0)] for n in tgt_lens], device=lp.device)
     ends = alpha.gather(1, last)
-    ends = torch.where(torch.tensor([[True, n > 0] for n in tgt_lens], device=lp.device), ends, neg)
+    ends = where(tensor([[True, n > 0] for n in tgt_lens], device=lp.device), ends, neg)
     ll = ends.logsumexp(1)
     impossible = ll < neg / 2
     if zero_infinity:
-        loss = torch.where(impossible, 0.0, -ll)
+        loss = where(impossible, 0.0, -ll)
     else:
-        loss = torch.where(impossible, math.inf, -ll)
+        loss = where(impossible, math.inf, -ll)
     if reduction == "none":
         return loss.squeeze(0) if unbatched else loss
     if reduction == "sum":
         return loss.sum()
-    lengths = torch.tensor([max(n, 1) for n in tgt_lens], dtype=loss.dtype, device=lp.device)
+    lengths = tensor([max(n, 1) for n in tgt_lens], dtype=loss.dtype, device=lp.device)
     return (loss / lengths).mean()
 
 
@@ -395,14 +380,14 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    loss = torch.where(target != 1, (margin - input).clamp(min=0), 0.0) + torch.where(target != -1, input, 0.0)
+    loss = where(target != 1, (margin - input).clamp(min=0), 0.0) + where(target != -1, input, 0.0)
     return _reduce(loss, reduction)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    if target.requires_grad and torch.is_grad_enabled():
+    if target.requires_grad and is_grad_enabled():
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument "
                            "'target'. This input cannot have requires_grad True.")
     return _reduce(_neg_logsigmoid(target * input), reduction)
@@ -436,13 +421,13 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     c = x.shape[1]
     if t.shape[0] != x.shape[0]:
         raise RuntimeError(f"inconsistent target size, expected {x.shape[0]} but got {list(target.shape)}")
-    values = _concrete(t)
+    values = concrete(t)
     if values is not None and values.size and (values.min() < 0 or values.max() >= c):
         raise RuntimeError("target out of range")
     z = x - x.gather(1, t.unsqueeze(1)) + margin
     # strict z > 0 and no term for the target class itself, as torch's kernel
-    keep = (z > 0) & (t.unsqueeze(1) != torch.arange(c, device=x.device))
-    h = torch.where(keep, z if p == 1 else z * z, 0.0)
+    keep = (z > 0) & (t.unsqueeze(1) != arange(c, device=x.device))
+    h = where(keep, z if p == 1 else z * z, 0.0)
     if weight is not None:
         h = h * weight.to(h.dtype).index_select(0, t).unsqueeze(1)
     loss = h.sum(1) / c
@@ -463,16 +448,16 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     x = input.reshape(1, -1) if unbatched else input
     t = target.reshape(x.shape)
     c = x.shape[1]
-    values = _concrete(t)
+    values = concrete(t)
     if values is not None and values.size and (values.min() < -1 or values.max() >= c):
         raise RuntimeError("argument #2 'target' is out of range")
     valid = (t == -1).long().cumsum(1) == 0  # entries before the first -1
-    safe = torch.where(valid, t, 0)
-    classes = torch.arange(c, device=x.device)
+    safe = where(valid, t, 0)
+    classes = arange(c, device=x.device)
     is_target = ((safe.unsqueeze(-1) == classes) & valid.unsqueeze(-1)).any(1)  # (N, C)
     z = 1.0 - x.gather(1, safe).unsqueeze(-1) + x.unsqueeze(1)  # (N, J, C): 1 - x[target_j] + x[i]
     keep = valid.unsqueeze(-1) & ~is_target.unsqueeze(1) & (z > 0)
-    loss = torch.where(keep, z, 0.0).sum((1, 2)) / c
+    loss = where(keep, z, 0.0).sum((1, 2)) / c
     if unbatched and reduction == "none":
         return loss.squeeze(0)
     return _reduce(loss, reduction)
@@ -486,8 +471,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     prod = (input1 * input2).sum(dim)
     mag1 = (input1 * input1).sum(dim) + eps
     mag2 = (input2 * input2).sum(dim) + eps
-    cos = prod / torch.sqrt(mag1 * mag2)
-    loss = torch.where(target == 1, 1.0 - cos, 0.0) + torch.where(target == -1, (cos - margin).clamp(min=0), 0.0)
+    cos = prod / sqrt(mag1 * mag2)
+    loss = where(target == 1, 1.0 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0), 0.0)
     return _reduce(loss, reduction)
 
 
@@ -500,7 +485,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
         return (a - b + eps).norm(p, -1)
     d_ap, d_an = dist(anchor, positive), dist(anchor, negative)
     if swap:
-        d_an = torch.minimum(d_an, dist(positive, negative))
+        d_an = minimum(d_an, dist(positive, negative))
     return _reduce((d_ap - d_an + margin).clamp(min=0), reduction)
 
 
@@ -526,7 +511,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     d_pos = distance_function(anchor, positive)
     d_neg = distance_function(anchor, negative)
     if swap:
-        d_neg = torch.minimum(d_neg, distance_function(positive, negative))
+        d_neg = minimum(d_neg, distance_function(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
 
 
@@ -535,13 +520,13 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if log_input:
-        loss = torch.exp(input) - target * input
+        loss = exp(input) - target * input
     else:
-        loss = input - target * torch.log(input + eps)
+        loss = input - target * log(input + eps)
     if full:
-        safe = torch.where(target > 1, target, 2.0)
-        stirling = safe * torch.log(safe) - safe + 0.5 * torch.log(safe * (2 * math.pi))
-        loss = loss + torch.where(target > 1, stirling, 0.0)
+        safe = where(target > 1, target, 2.0)
+        stirling = safe * log(safe) - safe + 0.5 * log(safe * (2 * math.pi))
+        loss = loss + where(target > 1, stirling, 0.0)
     return _reduce(loss, reduction)
 
 
@@ -552,11 +537,11 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             var = var.unsqueeze(-1)
         elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1):
             raise ValueError("var is of incorrect size")
-    values = _concrete(var)
+    values = concrete(var)
     if values is not None and np.any(values < 0):
         raise ValueError("var has negative entry/entries")
     var = var + (var.clamp(min=eps) - var).detach()  # clamped value, identity gradient (torch clamps in no_grad)
-    loss = 0.5 * (torch.log(var) + (input - target) ** 2 / var)
+    loss = 0.5 * (log(var) + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)

@@ -7,11 +7,11 @@ modes), so its gradient is the transposed matrix product; fold is unfold's adjoi
 import math
 import warnings
 
-import mindtorch_v2 as torch
-
-from .. import core
+from ..core import int64, pad
+from ..core.ops.nn import windows, windows_transpose
+from ..eager.creation import tensor
 from ._conv import _adaptive_avg_pool
-from .functional import _along, _pair_like
+from ._utils import along, ntuple
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -20,10 +20,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.ndim}D)")
     batched = input.ndim == 4
     x = input if batched else input.unsqueeze(0)
-    kernel = _pair_like(kernel_size, 2, "kernel_size")
-    padding = _pair_like(padding, 2, "padding")
-    x = core.pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding), value=0.0)
-    cols = core.windows(x, kernel, _pair_like(stride, 2, "stride"), _pair_like(dilation, 2, "dilation"))
+    kernel = ntuple(kernel_size, 2, "kernel_size")
+    padding = ntuple(padding, 2, "padding")
+    x = pad(x, ((0, 0), (0, 0)) + tuple((p, p) for p in padding), value=0.0)
+    cols = windows(x, kernel, ntuple(stride, 2, "stride"), ntuple(dilation, 2, "dilation"))
     n, c, oh, ow = cols.shape[:4]
     out = cols.permute(0, 1, 4, 5, 2, 3).reshape(n, c * kernel[0] * kernel[1], oh * ow)
     return out if batched else out.squeeze(0)
@@ -131,7 +131,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ValueError("only one of size or scale_factor should be defined")
     spatial = input.shape[2:]
     if size is not None:
-        sizes = _pair_like(size, k, "size")
+        sizes = ntuple(size, k, "size")
         scales = [s_in / s_out for s_in, s_out in zip(spatial, sizes)]
     else:
         factors = (scale_factor,) * k if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
@@ -151,11 +151,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 rows = _cubic_weights(s_in, s_out, sc, bool(align_corners))
             else:
                 rows = _linear_weights(s_in, s_out, sc, bool(align_corners))
-            out = _along(out, 2 + i, torch.tensor(rows, dtype=input.dtype, device=input.device))
+            out = along(out, 2 + i, tensor(rows, dtype=input.dtype, device=input.device))
             continue
         offset = 0.5 if mode == "nearest-exact" else 0.0
         idx = [min(int(math.floor((j + offset) * sc)), s_in - 1) for j in range(s_out)]
-        out = out.index_select(2 + i, torch.tensor(idx, dtype=torch.int64, device=input.device))
+        out = out.index_select(2 + i, tensor(idx, dtype=int64, device=input.device))
     return out
 
 
@@ -183,11 +183,11 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"{input.ndim}D)")
     batched = input.ndim == 3
     x = input if batched else input.unsqueeze(0)
-    size = _pair_like(output_size, 2, "output_size")
-    kernel = _pair_like(kernel_size, 2, "kernel_size")
-    dilation = _pair_like(dilation, 2, "dilation")
-    padding = _pair_like(padding, 2, "padding")
-    stride = _pair_like(stride, 2, "stride")
+    size = ntuple(output_size, 2, "output_size")
+    kernel = ntuple(kernel_size, 2, "kernel_size")
+    dilation = ntuple(dilation, 2, "dilation")
+    padding = ntuple(padding, 2, "padding")
+    stride = ntuple(stride, 2, "stride")
     blocks = [(o + 2 * p - d * (k - 1) - 1) // s + 1 for o, p, d, k, s in zip(size, padding, dilation, kernel, stride)]
     n, ck, length = x.shape
     if ck % (kernel[0] * kernel[1]):
@@ -201,10 +201,10 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     c = ck // (kernel[0] * kernel[1])
     cols = x.reshape(n, c, kernel[0], kernel[1], blocks[0], blocks[1]).permute(0, 1, 4, 5, 2, 3)
     covered = tuple((b - 1) * s + d * (k - 1) + 1 for b, s, d, k in zip(blocks, stride, dilation, kernel))
-    out = core.windows_transpose(cols, covered, kernel, stride, dilation)
+    out = windows_transpose(cols, covered, kernel, stride, dilation)
     rest = tuple(o + 2 * p - cv for o, p, cv in zip(size, padding, covered))
     if any(rest):
-        out = core.pad(out, ((0, 0), (0, 0)) + tuple((0, r) for r in rest), value=0.0)
+        out = pad(out, ((0, 0), (0, 0)) + tuple((0, r) for r in rest), value=0.0)
     for i, (p, o) in enumerate(zip(padding, size)):
         if p:
             out = out.narrow(2 + i, p, o)

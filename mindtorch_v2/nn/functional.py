@@ -1,6 +1,7 @@
-"""torch.nn.functional: layers, activations and losses as functions of tensors (linear layers, convolutions and
-pooling live in _conv.py, losses in _losses.py, attention in _attention.py, resizing in _resize.py; all are
-re-exported here).
+"""torch.nn.functional: layers, activations and losses as functions of tensors. Activations, padding,
+normalization and embeddings are defined here; dropout lives in _dropout.py, linear layers, convolutions and
+pooling in _conv.py, losses in _losses.py, attention in _attention.py, resizing in _resize.py, all re-exported
+here by name (`__all__` lists the public API). Shared helpers are in _utils.py, which imports no other nn module.
 
 Every function here is a composite of torch tensor ops (and core's conv / pool
 primitives), so its gradient comes from those ops' own rules: nothing in this
@@ -14,51 +15,58 @@ import warnings
 
 import numpy as np
 
-import mindtorch_v2 as torch
-
-from .. import core
+from ..core import int32, int64, pad as _pad_constant
+from ..eager.creation import arange, full_like, ones_like, rand, tensor, zeros, zeros_like
+from ..eager.grad_mode import no_grad
+from ..eager.ops import erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
 from ..eager.tensor import Tensor
-from ._losses import _concrete
-from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,  # noqa: F401
+from ._attention import multi_head_attention_forward, scaled_dot_product_attention
+from ._conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
+                    adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, bilinear,
+                    channel_shuffle, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                    linear, lp_pool1d, lp_pool2d, lp_pool3d, max_pool1d, max_pool2d, max_pool3d, max_unpool1d,
+                    max_unpool2d, max_unpool3d, native_channel_shuffle)
+from ._dropout import (alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout)
+from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                       cross_entropy, ctc_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss,
                       margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
                       multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
                       triplet_margin_loss, triplet_margin_with_distance_loss)
+from ._resize import (fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold, upsample, upsample_bilinear,
+                      upsample_nearest)
+from ._utils import concrete, inplace_result, inplace_source
 
-
-def _pair_like(v, k, name):
-    if isinstance(v, numbers.Integral):
-        return (int(v),) * k
-    v = tuple(int(a) for a in v)
-    if len(v) == 1:
-        return v * k
-    if len(v) != k:
-        raise RuntimeError(f"{name} must have {k} elements, got {v}")
-    return v
-
-
-# ---------------------------------------------------------------------------
-# activations
-
-
-def _inplace_result(input, out, inplace):
-    """out, or input overwritten with out for the inplace=True variants."""
-    if inplace:
-        return input.copy_(out)
-    return out
-
-
-def _inplace_source(input, inplace):
-    """What an activation reads its values from: input itself, or for inplace=True a copy of it when autograd
-    records, since the graph would otherwise save the tensor the writeback overwrites (torch's in-place
-    activations save the original input the same way)."""
-    if inplace and input.requires_grad and torch.is_grad_enabled():
-        return input.clone()
-    return input
+__all__ = [
+    # activations (defined here)
+    "relu", "relu_", "hardtanh", "hardtanh_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
+    "celu", "celu_", "gelu", "silu", "softplus", "mish", "prelu", "rrelu", "rrelu_", "sigmoid", "tanh", "logsigmoid",
+    "hardsigmoid", "hardswish", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "glu",
+    "softmax", "softmin", "log_softmax", "gumbel_softmax",
+    # distances, one_hot, padding, normalization, embeddings (defined here)
+    "normalize", "cosine_similarity", "pairwise_distance", "one_hot", "pad", "batch_norm", "instance_norm",
+    "layer_norm", "rms_norm", "group_norm", "local_response_norm", "embedding", "embedding_bag",
+    # dropout (_dropout.py)
+    "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    # linear layers, convolutions, pooling (_conv.py)
+    "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "channel_shuffle",
+    "native_channel_shuffle",
+    # losses (_losses.py)
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy", "ctc_loss",
+    "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss", "margin_ranking_loss",
+    "mse_loss", "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss",
+    "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+    # attention (_attention.py), resizing (_resize.py)
+    "scaled_dot_product_attention", "multi_head_attention_forward", "interpolate", "upsample", "upsample_nearest",
+    "upsample_bilinear", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
+]
 
 
 def relu(input, inplace=False):
-    return input.relu_() if inplace else torch.relu(input)
+    return input.relu_() if inplace else input.relu()
 
 
 def relu_(input):
@@ -69,10 +77,10 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """input clamped to [min_val, max_val]; the gradient passes only strictly inside (as torch)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    x = _inplace_source(input, inplace)
+    x = inplace_source(input, inplace)
     inside = (x > min_val) & (x < max_val)
-    out = torch.where(inside, x, x.detach().clamp(min_val, max_val))
-    return _inplace_result(input, out, inplace)
+    out = where(inside, x, x.detach().clamp(min_val, max_val))
+    return inplace_result(input, out, inplace)
 
 
 def relu6(input, inplace=False):
@@ -80,55 +88,55 @@ def relu6(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    x = _inplace_source(input, inplace)
-    out = torch.where(x > 0, x, x * negative_slope)
-    return _inplace_result(input, out, inplace)
+    x = inplace_source(input, inplace)
+    out = where(x > 0, x, x * negative_slope)
+    return inplace_result(input, out, inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    x = _inplace_source(input, inplace)
-    out = torch.where(x > 0, x, torch.expm1(x.clamp(max=0)) * alpha)
-    return _inplace_result(input, out, inplace)
+    x = inplace_source(input, inplace)
+    out = where(x > 0, x, expm1(x.clamp(max=0)) * alpha)
+    return inplace_result(input, out, inplace)
 
 
 def selu(input, inplace=False):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    x = _inplace_source(input, inplace)
-    out = torch.where(x > 0, x, torch.expm1(x.clamp(max=0)) * alpha) * scale
-    return _inplace_result(input, out, inplace)
+    x = inplace_source(input, inplace)
+    out = where(x > 0, x, expm1(x.clamp(max=0)) * alpha) * scale
+    return inplace_result(input, out, inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    x = _inplace_source(input, inplace)
-    out = torch.where(x > 0, x, torch.expm1((x / alpha).clamp(max=0)) * alpha)
-    return _inplace_result(input, out, inplace)
+    x = inplace_source(input, inplace)
+    out = where(x > 0, x, expm1((x / alpha).clamp(max=0)) * alpha)
+    return inplace_result(input, out, inplace)
 
 
 def gelu(input, approximate="none"):
     """x * Phi(x); approximate='tanh' uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     if approximate == "none":
-        return input * 0.5 * (1.0 + torch.erf(input * (1.0 / math.sqrt(2.0))))
+        return input * 0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0))))
     if approximate == "tanh":
         inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * 0.5 * (1.0 + torch.tanh(inner))
+        return input * 0.5 * (1.0 + tanh(inner))
     raise RuntimeError("approximate argument must be either none or tanh.")
 
 
 def silu(input, inplace=False):
-    x = _inplace_source(input, inplace)
-    return _inplace_result(input, x * torch.sigmoid(x), inplace)
+    x = inplace_source(input, inplace)
+    return inplace_result(input, x * sigmoid(x), inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
     scaled = input * beta
-    soft = torch.log1p(torch.exp(scaled.clamp(max=threshold))) / beta
-    return torch.where(scaled > threshold, input, soft)
+    soft = log1p(exp(scaled.clamp(max=threshold))) / beta
+    return where(scaled > threshold, input, soft)
 
 
 def mish(input, inplace=False):
-    x = _inplace_source(input, inplace)
-    return _inplace_result(input, x * torch.tanh(softplus(x)), inplace)
+    x = inplace_source(input, inplace)
+    return inplace_result(input, x * tanh(softplus(x)), inplace)
 
 
 def prelu(input, weight):
@@ -140,24 +148,16 @@ def prelu(input, weight):
                                f"{weight.numel()} and channel size = {channels}.")
         if input.ndim >= 2:
             weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
-    return torch.where(input > 0, input, input * weight)
+    return where(input > 0, input, input * weight)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if training:
-        slope = torch.rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+        slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
     else:
         slope = (lower + upper) / 2
-    x = _inplace_source(input, inplace)
-    return _inplace_result(input, torch.where(x >= 0, x, x * slope), inplace)
-
-
-def sigmoid(input):
-    return torch.sigmoid(input)
-
-
-def tanh(input):
-    return torch.tanh(input)
+    x = inplace_source(input, inplace)
+    return inplace_result(input, where(x >= 0, x, x * slope), inplace)
 
 
 def logsigmoid(input):
@@ -165,15 +165,15 @@ def logsigmoid(input):
 
 
 def hardsigmoid(input, inplace=False):
-    x = _inplace_source(input, inplace)
-    return _inplace_result(input, hardtanh(x / 6.0 + 0.5, 0.0, 1.0), inplace)
+    x = inplace_source(input, inplace)
+    return inplace_result(input, hardtanh(x / 6.0 + 0.5, 0.0, 1.0), inplace)
 
 
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6; the gradient is 0 for x <= -3 and 1 for x >= 3 (torch's sides at the kinks)."""
-    x = _inplace_source(input, inplace)
-    out = torch.where((x > -3.0) & (x < 3.0), x * (x + 3.0) / 6.0, torch.where(x >= 3.0, x, x * 0.0))
-    return _inplace_result(input, out, inplace)
+    x = inplace_source(input, inplace)
+    out = where((x > -3.0) & (x < 3.0), x * (x + 3.0) / 6.0, where(x >= 3.0, x, x * 0.0))
+    return inplace_result(input, out, inplace)
 
 
 def softsign(input):
@@ -181,21 +181,21 @@ def softsign(input):
 
 
 def tanhshrink(input):
-    return input - torch.tanh(input)
+    return input - tanh(input)
 
 
 def softshrink(input, lambd=0.5):
-    return torch.where(input > lambd, input - lambd, torch.where(input < -lambd, input + lambd, input * 0))
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, input * 0))
 
 
 def hardshrink(input, lambd=0.5):
-    return torch.where(input.abs() > lambd, input, input * 0)
+    return where(input.abs() > lambd, input, input * 0)
 
 
 def threshold(input, threshold, value, inplace=False):
-    x = _inplace_source(input, inplace)
-    out = torch.where(x > threshold, x, torch.full_like(x, value))
-    return _inplace_result(input, out, inplace)
+    x = inplace_source(input, inplace)
+    out = where(x > threshold, x, full_like(x, value))
+    return inplace_result(input, out, inplace)
 
 
 def elu_(input, alpha=1.0):
@@ -233,7 +233,7 @@ def glu(input, dim=-1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size "
                            f"{input.shape[dim]}")
     a, b = input.chunk(2, dim)
-    return a * torch.sigmoid(b)
+    return a * sigmoid(b)
 
 
 def _softmax_dim(name, ndim):
@@ -245,29 +245,29 @@ def _softmax_dim(name, ndim):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim)
-    return torch.softmax(input, dim, dtype=dtype)
+    return input.softmax(dim, dtype=dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim)
-    return torch.softmax(-input, dim, dtype=dtype)
+    return (-input).softmax(dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim)
-    return torch.log_softmax(input, dim, dtype=dtype)
+    return input.log_softmax(dim, dtype=dtype)
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
-    u = torch.rand(*logits.shape, dtype=logits.dtype)
-    gumbels = -torch.log(-torch.log(u.clamp(min=1e-20)).clamp(min=1e-20))
-    y_soft = torch.softmax((logits + gumbels) / tau, dim)
+    u = rand(*logits.shape, dtype=logits.dtype)
+    gumbels = -log(-log(u.clamp(min=1e-20)).clamp(min=1e-20))
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
         return y_soft
     index = y_soft.argmax(dim, keepdim=True)
-    y_hard = torch.zeros_like(logits).scatter(dim, index, 1.0)
+    y_hard = zeros_like(logits).scatter(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
 
 
@@ -281,7 +281,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     w12 = (x1 * x2).sum(dim)
     w1 = (x1 * x1).sum(dim)
     w2 = (x2 * x2).sum(dim)
-    return w12 / torch.sqrt((w1 * w2).clamp_min(eps * eps))
+    return w12 / sqrt((w1 * w2).clamp_min(eps * eps))
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -290,9 +290,9 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 def one_hot(tensor, num_classes=-1):
     """An int64 tensor of shape (*tensor.shape, num_classes) with a 1 at each class index."""
-    if tensor.dtype is not torch.int64:
+    if tensor.dtype is not int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    values = _concrete(tensor)
+    values = concrete(tensor)
     if values is not None and values.size:
         if values.min() < 0:
             raise RuntimeError("Class values must be non-negative.")
@@ -303,12 +303,12 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError("Class values must be smaller than num_classes.")
     elif num_classes == -1:
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    classes = torch.arange(num_classes, device=tensor.device)
+    classes = arange(num_classes, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
 
 
 # ---------------------------------------------------------------------------
-# padding (linear layers, convolutions and pooling live in _conv.py)
+# padding
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -322,7 +322,7 @@ def pad(input, pad, mode="constant", value=None):
     for i in range(len(pad) // 2):
         pairs[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     if mode == "constant":
-        return core.pad(input, tuple(pairs), value=0.0 if value is None else value)
+        return _pad_constant(input, tuple(pairs), value=0.0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unsupported padding mode: {mode}")
     if value is not None and value != 0:
@@ -348,12 +348,21 @@ def pad(input, pad, mode="constant", value=None):
             if lo > n or hi > n:
                 raise RuntimeError("Padding value causes wrapping around more than once.")
             idx = list(range(n - lo, n)) + list(range(n)) + list(range(hi))
-        out = out.index_select(axis, torch.tensor(idx, dtype=torch.int64, device=input.device))
+        out = out.index_select(axis, tensor(idx, dtype=int64, device=input.device))
     return out
 
 
 # ---------------------------------------------------------------------------
 # normalization
+
+
+def _affine(out, weight, bias, shape):
+    """out * weight + bias, each (when given) viewed as `shape` (per channel: (1, C, 1, ...))."""
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -376,21 +385,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         centered = input - mean
         var = (centered * centered).mean(dims, keepdim=True)
         if running_mean is not None or running_var is not None:
-            with torch.no_grad():
+            with no_grad():
                 if running_mean is not None:
                     running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
                 if running_var is not None:
                     running_var.mul_(1 - momentum).add_(var.reshape(c) * (momentum * n / (n - 1)))
-        out = centered * torch.rsqrt(var + eps)
+        out = centered * rsqrt(var + eps)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        out = (input - running_mean.reshape(shape)) * torch.rsqrt(running_var.reshape(shape) + eps)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+        out = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
+    return _affine(out, weight, bias, shape)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
@@ -407,17 +412,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             n = 1
             for d in dims:
                 n *= input.shape[d]
-            with torch.no_grad():
+            with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.mean(0).reshape(c) * momentum)
                 running_var.mul_(1 - momentum).add_(var.mean(0).reshape(c) * (momentum * n / max(n - 1, 1)))
-        out = centered * torch.rsqrt(var + eps)
+        out = centered * rsqrt(var + eps)
     else:
-        out = (input - running_mean.reshape(shape)) * torch.rsqrt(running_var.reshape(shape) + eps)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+        out = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
+    return _affine(out, weight, bias, shape)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -438,7 +439,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     mean = input.mean(dims, keepdim=True)
     centered = input - mean
     var = (centered * centered).mean(dims, keepdim=True)
-    out = centered * torch.rsqrt(var + eps)
+    out = centered * rsqrt(var + eps)
     if weight is not None:
         out = out * weight
     if bias is not None:
@@ -452,7 +453,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     dims = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     if eps is None:
         eps = float(np.finfo(input.dtype.np).eps)
-    out = input * torch.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    out = input * rsqrt((input * input).mean(dims, keepdim=True) + eps)
     return out if weight is None else out * weight
 
 
@@ -472,13 +473,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     mean = x.mean(-1, keepdim=True)
     centered = x - mean
     var = (centered * centered).mean(-1, keepdim=True)
-    out = (centered * torch.rsqrt(var + eps)).reshape(input.shape)
+    out = (centered * rsqrt(var + eps)).reshape(input.shape)
     shape = (1, c) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    return _affine(out, weight, bias, shape)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
@@ -495,97 +492,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 # ---------------------------------------------------------------------------
-# dropout, embedding
-
-
-def _check_p(p):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-
-
-def _dropout_with_mask(input, p, mask_shape, inplace):
-    if p == 1.0:
-        return _inplace_result(input, input * 0.0, inplace)
-    keep = (torch.rand(*mask_shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
-    out = input * (keep * (1.0 / (1.0 - p)))
-    return _inplace_result(input, out, inplace)
-
-
-def dropout(input, p=0.5, training=True, inplace=False):
-    """Zero each element with probability p and scale the rest by 1/(1-p) (identity when not training)."""
-    _check_p(p)
-    if not training or p == 0.0:
-        return input
-    return _dropout_with_mask(input, p, tuple(input.shape), inplace)
-
-
-def _feature_dropout(input, p, training, inplace, k, name):
-    _check_p(p)
-    if not training or p == 0.0:
-        return input
-    if input.ndim not in (k + 1, k + 2):
-        raise RuntimeError(f"{name}: Expected {k + 1}D or {k + 2}D input, but received a {input.ndim}D input")
-    lead = input.ndim - k
-    return _dropout_with_mask(input, p, tuple(input.shape[:lead]) + (1,) * k, inplace)
-
-
-def dropout1d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
-
-
-def _channel_dropout(input, p, training, inplace, k, name):
-    """torch's dropout2d / dropout3d: other ranks than k + 1 and k + 2 only warn. dropout3d reads anything but a
-    5-D input as one sample (one mask entry per dim-0 slice); dropout2d always reads dims 0 and 1 as (N, C)."""
-    _check_p(p)
-    if input.ndim not in (k + 1, k + 2):
-        warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}, which is deprecated and will result in "
-                      f"an error in a future release. To retain the behavior and silence this warning, please use "
-                      f"dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with {k} "
-                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. {k + 1}D or "
-                      f"{k + 2}D inputs).", stacklevel=3)
-    if not training or p == 0.0:
-        return input
-    lead = 2 if (k == 2 or input.ndim == k + 2) else 1
-    mask_shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
-    return _dropout_with_mask(input, p, mask_shape, inplace)
-
-
-def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels: input (N, C, H, W) or (C, H, W); a 3-D input is read as (N, C, L), as torch does."""
-    if input.ndim == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
-                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
-                      "This behavior will change in a future release to interpret the input as one without a batch "
-                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
-                      "switch to using dropout1d instead.", stacklevel=2)
-    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
-
-
-def dropout3d(input, p=0.5, training=True, inplace=False):
-    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
-
-
-def _alpha_dropout(input, p, training, inplace, mask_shape):
-    _check_p(p)
-    if not training or p == 0.0:
-        return input
-    alpha_p = -1.7580993408473766
-    keep = (torch.rand(*mask_shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
-    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
-    b = -a * alpha_p * p
-    out = (input * keep + alpha_p * (1 - keep)) * a + b
-    return _inplace_result(input, out, inplace)
-
-
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Dropout that keeps a SELU network's mean and variance: dropped entries become the negative saturation value,
-    then everything is rescaled and shifted."""
-    return _alpha_dropout(input, p, training, inplace, tuple(input.shape))
-
-
-def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """alpha_dropout with one mask entry per (sample, channel)."""
-    return _alpha_dropout(input, p, training, inplace, tuple(input.shape[:2]) + (1,) * (input.ndim - 2))
+# embedding
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -594,7 +501,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
     The row at padding_idx gets no gradient; max_norm renormalizes the looked-up rows in place first.
     """
-    if not isinstance(input, Tensor) or input.dtype not in (torch.int64, torch.int32):
+    if not isinstance(input, Tensor) or input.dtype not in (int64, int32):
         got = input.type() if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {got} instead (while checking arguments for embedding)")
@@ -606,25 +513,25 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             padding_idx += num
         elif padding_idx >= num:
             raise AssertionError("Padding_idx must be within num_embeddings")
-    values = _concrete(input)
+    values = concrete(input)
     if values is not None and values.size and (values.min() < 0 or values.max() >= num):
         raise IndexError("index out of range in self")
     flat = input.reshape(-1).long()
     if max_norm is not None:
-        with torch.no_grad():
+        with no_grad():
             rows = weight.index_select(0, flat)
             norms = rows.norm(norm_type, 1, keepdim=True)
-            scale = torch.where(norms > max_norm, max_norm / (norms + 1e-7), torch.ones_like(norms))
+            scale = where(norms > max_norm, max_norm / (norms + 1e-7), ones_like(norms))
             weight[flat] = rows * scale
     out = weight.index_select(0, flat)
     if padding_idx is not None:
-        out = torch.where((flat == padding_idx).unsqueeze(-1), out.detach(), out)
+        out = where((flat == padding_idx).unsqueeze(-1), out.detach(), out)
     if scale_grad_by_freq and out.requires_grad:
         # the gradient of each row is divided by how often its index occurs in this input; the value is unchanged
-        values = _concrete(flat)
+        values = concrete(flat)
         if values is not None:
             _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-            scale = torch.tensor((1.0 / counts)[inverse.reshape(-1)], dtype=out.dtype, device=out.device)
+            scale = tensor((1.0 / counts)[inverse.reshape(-1)], dtype=out.dtype, device=out.device)
         else:
             scale = 1.0 / (flat.unsqueeze(0) == flat.unsqueeze(1)).sum(1).to(out.dtype)
         scale = scale.unsqueeze(-1)
@@ -676,10 +583,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     bags = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         if b <= a:
-            bags.append(torch.zeros(weight.shape[1], dtype=weight.dtype, device=weight.device))
+            bags.append(zeros(weight.shape[1], dtype=weight.dtype, device=weight.device))
         else:
             bags.append(_reduce_bag(rows[a:b], keep[a:b] if keep is not None else None, mode, 0))
-    return torch.stack(bags)
+    return stack(bags)
 
 
 def _reduce_bag(rows, keep, mode, dim):
@@ -688,32 +595,9 @@ def _reduce_bag(rows, keep, mode, dim):
         return {"sum": rows.sum, "mean": rows.mean, "max": rows.amax}[mode](dim)
     count = keep.sum(dim)
     if mode == "max":
-        best = torch.where(keep, rows, -math.inf).amax(dim)
-        return torch.where(count > 0, best, 0.0)
-    total = torch.where(keep, rows, 0.0).sum(dim)
+        best = where(keep, rows, -math.inf).amax(dim)
+        return where(count > 0, best, 0.0)
+    total = where(keep, rows, 0.0).sum(dim)
     if mode == "sum":
         return total
     return total / count.clamp(min=1).to(rows.dtype)
-
-
-# ---------------------------------------------------------------------------
-# helpers shared with _resize.py
-
-
-def _along(x, axis, m):
-    """x with its `axis` contracted against the (out, in) matrix m."""
-    return torch.matmul(x.movedim(axis, -1), m.t()).movedim(-1, axis)
-
-
-# convolutions / pooling, attention and resizing live in their own files; they build on the functions above
-from ._conv import (_adaptive_avg_pool, adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: E402,F401
-                    adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
-                    adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, bilinear,
-                    channel_shuffle, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d,
-                    conv_transpose3d, linear, lp_pool1d, lp_pool2d, lp_pool3d, max_pool1d,
-                    max_pool2d, max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d,
-                    native_channel_shuffle)
-from ._attention import (_canonical_mask, multi_head_attention_forward,  # noqa: E402,F401
-                         scaled_dot_product_attention)
-from ._resize import (fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold, upsample,  # noqa: E402,F401
-                      upsample_bilinear, upsample_nearest)

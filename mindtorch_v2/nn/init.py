@@ -8,7 +8,10 @@ import warnings
 
 import numpy as np
 
-import mindtorch_v2 as torch
+from ..eager.creation import eye as _eye, from_numpy, randn, randperm
+from ..eager.ops import where
+from ..eager.grad_mode import no_grad
+from ..core import float64
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -54,7 +57,7 @@ def _calculate_correct_fan(tensor, mode):
 
 def _no_grad(fn):
     def wrapper(*args, **kwargs):
-        with torch.no_grad():
+        with no_grad():
             return fn(*args, **kwargs)
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
@@ -86,8 +89,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         outside = (tensor < a) | (tensor > b)
         if not bool(outside.any()):
             break
-        fresh = torch.randn(*tensor.shape, dtype=tensor.dtype, generator=generator) * std + mean
-        tensor.copy_(torch.where(outside, fresh, tensor))
+        fresh = randn(*tensor.shape, dtype=tensor.dtype, generator=generator) * std + mean
+        tensor.copy_(where(outside, fresh, tensor))
     return tensor.clamp_(a, b)
 
 
@@ -101,7 +104,7 @@ def ones_(tensor):
 
 
 def zeros_(tensor):
-    with torch.no_grad():
+    with no_grad():
         return tensor.zero_()
 
 
@@ -110,7 +113,7 @@ def eye_(tensor):
     """Fill a 2-D tensor with the identity (ones on the main diagonal)."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return tensor.copy_(torch.eye(*tensor.shape, dtype=tensor.dtype))
+    return tensor.copy_(_eye(*tensor.shape, dtype=tensor.dtype))
 
 
 @_no_grad
@@ -129,7 +132,7 @@ def dirac_(tensor, groups=1):
     for g in range(groups):
         for d in range(min_dim):
             value[(g * out_per_group + d, d) + centre] = 1
-    return tensor.copy_(torch.from_numpy(value))
+    return tensor.copy_(from_numpy(value))
 
 
 @_no_grad
@@ -189,14 +192,14 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = np.asarray(torch.randn(rows, cols, dtype=torch.float64, generator=generator))
+    flat = np.asarray(randn(rows, cols, dtype=float64, generator=generator))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
     q = q * np.sign(np.diag(r))
     if rows < cols:
         q = q.T
-    tensor.copy_(torch.from_numpy(np.ascontiguousarray(q)).reshape(tuple(tensor.shape)) * gain)
+    tensor.copy_(from_numpy(np.ascontiguousarray(q)).reshape(tuple(tensor.shape)) * gain)
     return tensor
 
 
@@ -209,7 +212,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     num_zeros = int(math.ceil(sparsity * rows))
     tensor.normal_(0, std, generator=generator)
     for col in range(cols):
-        idx = torch.randperm(rows, generator=generator)[:num_zeros]
+        idx = randperm(rows, generator=generator)[:num_zeros]
         tensor[idx, col] = 0
     return tensor
 

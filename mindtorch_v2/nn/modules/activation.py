@@ -1,7 +1,8 @@
 """Activation modules (thin wrappers over nn.functional) and MultiheadAttention."""
 import warnings
 
-import mindtorch_v2 as torch
+from ...eager.creation import empty
+from ...eager.ops import sigmoid, tanh
 
 from .. import functional as F
 from .. import init
@@ -147,7 +148,7 @@ class PReLU(Module):
         self.num_parameters = num_parameters
         super().__init__()
         self.init = init
-        self.weight = Parameter(torch.empty(num_parameters, device=device, dtype=dtype))
+        self.weight = Parameter(empty(num_parameters, device=device, dtype=dtype))
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -179,12 +180,12 @@ class RReLU(Module):
 
 class Sigmoid(Module):
     def forward(self, input):
-        return torch.sigmoid(input)
+        return sigmoid(input)
 
 
 class Tanh(Module):
     def forward(self, input):
-        return torch.tanh(input)
+        return tanh(input)
 
 
 class LogSigmoid(Module):
@@ -318,23 +319,23 @@ class MultiheadAttention(Module):
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
         if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(torch.empty((embed_dim, embed_dim), **fk))
-            self.k_proj_weight = Parameter(torch.empty((embed_dim, self.kdim), **fk))
-            self.v_proj_weight = Parameter(torch.empty((embed_dim, self.vdim), **fk))
+            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), **fk))
+            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), **fk))
+            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), **fk))
             self.register_parameter("in_proj_weight", None)
         else:
-            self.in_proj_weight = Parameter(torch.empty((3 * embed_dim, embed_dim), **fk))
+            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), **fk))
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(torch.empty(3 * embed_dim, **fk))
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, **fk))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **fk)
         if add_bias_kv:
-            self.bias_k = Parameter(torch.empty((1, 1, embed_dim), **fk))
-            self.bias_v = Parameter(torch.empty((1, 1, embed_dim), **fk))
+            self.bias_k = Parameter(empty((1, 1, embed_dim), **fk))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), **fk))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn

@@ -5,7 +5,9 @@ Training normalizes with the batch statistics and updates the buffers in place:
     running_var  = (1 - momentum) * running_var  + momentum * batch_var * n / (n - 1)
 (momentum=None: a cumulative average, momentum = 1 / num_batches_tracked). Eval mode uses the buffers.
 """
-import mindtorch_v2 as torch
+from ...eager.creation import empty, ones, tensor, zeros
+from ...eager.grad_mode import no_grad
+from ...core import int64
 
 from .. import functional as F
 from .. import init
@@ -25,18 +27,18 @@ class _NormBase(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         if affine:
-            self.weight = Parameter(torch.empty(num_features, device=device, dtype=dtype))
+            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
             if bias:
-                self.bias = Parameter(torch.empty(num_features, device=device, dtype=dtype))
+                self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", torch.zeros(num_features, device=device, dtype=dtype))
-            self.register_buffer("running_var", torch.ones(num_features, device=device, dtype=dtype))
-            self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long, device=device))
+            self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -45,7 +47,7 @@ class _NormBase(Module):
 
     def reset_running_stats(self):
         if self.track_running_stats:
-            with torch.no_grad():
+            with no_grad():
                 self.running_mean.zero_()
                 self.running_var.fill_(1)
                 self.num_batches_tracked.zero_()
@@ -71,7 +73,7 @@ class _NormBase(Module):
         version = local_metadata.get("version")
         if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
             state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None \
-                else torch.tensor(0, dtype=torch.long)
+                else tensor(0, dtype=int64)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs, assign)
 
@@ -81,7 +83,7 @@ class _BatchNorm(_NormBase):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with torch.no_grad():
+            with no_grad():
                 self.num_batches_tracked.add_(1)
             factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
         use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
@@ -163,7 +165,7 @@ class SyncBatchNorm(_BatchNorm):
             out = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
                                 module.track_running_stats, process_group)
             if module.affine:
-                with torch.no_grad():
+                with no_grad():
                     out.weight = module.weight
                     out.bias = module.bias
             out.running_mean = module.running_mean

@@ -1,7 +1,7 @@
 """Conv1d, Conv2d, Conv3d: weight (C_out, C_in / groups, *kernel) and bias with torch's default init."""
 import math
 
-import mindtorch_v2 as torch
+from ...eager.creation import empty
 
 from .. import functional as F
 from .. import init
@@ -62,9 +62,9 @@ class _ConvNd(Module):
         else:
             self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in range(2)]
         shape = (in_channels, out_channels // groups) if self.transposed else (out_channels, in_channels // groups)
-        self.weight = Parameter(torch.empty(shape + self.kernel_size, device=device, dtype=dtype))
+        self.weight = Parameter(empty(shape + self.kernel_size, device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(torch.empty(out_channels, device=device, dtype=dtype))
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

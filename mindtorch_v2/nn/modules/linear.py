@@ -1,7 +1,7 @@
 """Identity, Linear, Bilinear, and Flatten / Unflatten."""
 import math
 
-import mindtorch_v2 as torch
+from ...eager.creation import empty
 
 from .. import functional as F
 from .. import init
@@ -26,9 +26,9 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(torch.empty((out_features, in_features), device=device, dtype=dtype))
+        self.weight = Parameter(empty((out_features, in_features), device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(torch.empty(out_features, device=device, dtype=dtype))
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -59,10 +59,10 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(torch.empty((out_features, in1_features, in2_features), device=device,
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), device=device,
                                             dtype=dtype))
         if bias:
-            self.bias = Parameter(torch.empty(out_features, device=device, dtype=dtype))
+            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -17,6 +17,7 @@ import itertools
 
 from ...core import dtypes as _dt
 from ...eager import grad_mode
+from ...eager.creation import empty
 from ...eager.tensor import Tensor
 from ..parameter import Buffer, Parameter
 
@@ -446,7 +447,6 @@ class Module:
 
     def to_empty(self, *, device, recurse=True):
         """Parameters and buffers replaced by uninitialized tensors of the same shape on `device`."""
-        from ...eager.creation import empty
         return self._apply(lambda t: empty(tuple(t.shape), dtype=t.dtype, device=device))
 
     def compile(self, *args, **kwargs):

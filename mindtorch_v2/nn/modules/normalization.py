@@ -1,7 +1,7 @@
 """LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm."""
 import numbers
 
-import mindtorch_v2 as torch
+from ...eager.creation import empty, ones
 
 from .. import functional as F
 from .. import init
@@ -35,9 +35,9 @@ class LayerNorm(Module):
 def _affine_parameters(module, affine, bias, shape, device, dtype):
     """weight (and bias) Parameters of `shape` when affine, else registered as None; then initialized."""
     if affine:
-        module.weight = Parameter(torch.empty(shape, device=device, dtype=dtype))
+        module.weight = Parameter(empty(shape, device=device, dtype=dtype))
         if bias:
-            module.bias = Parameter(torch.empty(shape, device=device, dtype=dtype))
+            module.bias = Parameter(empty(shape, device=device, dtype=dtype))
         else:
             module.register_parameter("bias", None)
     else:
@@ -87,7 +87,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(torch.ones(self.normalized_shape, device=device, dtype=dtype))
+            self.weight = Parameter(ones(self.normalized_shape, device=device, dtype=dtype))
         else:
             self.register_parameter("weight", None)
 

@@ -14,7 +14,9 @@ import math
 import numbers
 import warnings
 
-import mindtorch_v2 as torch
+from ...eager.creation import arange, empty, tensor, zeros
+from ...eager.ops import cat, relu, sigmoid, stack, tanh, where
+from ...core import int64
 
 from .. import functional as F
 from .. import init
@@ -28,8 +30,8 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 def _lstm_step(gx, h, c, w_hh, b_hh, w_hr):
     gates = gx + F.linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, -1)
-    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    h = torch.sigmoid(o) * torch.tanh(c)
+    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+    h = sigmoid(o) * tanh(c)
     if w_hr is not None:
         h = F.linear(h, w_hr)
     return h, c
@@ -39,9 +41,9 @@ def _gru_step(gx, h, w_hh, b_hh):
     gh = F.linear(h, w_hh, b_hh)
     xr, xz, xn = gx.chunk(3, -1)
     hr, hz, hn = gh.chunk(3, -1)
-    r = torch.sigmoid(xr + hr)
-    z = torch.sigmoid(xz + hz)
-    n = torch.tanh(xn + r * hn)
+    r = sigmoid(xr + hr)
+    z = sigmoid(xz + hz)
+    n = tanh(xn + r * hn)
     return (1 - z) * n + z * h
 
 
@@ -107,7 +109,7 @@ class RNNBase(Module):
                 names = []
                 for fmt, shape in params:
                     name = fmt.format(layer, suffix)
-                    setattr(self, name, Parameter(torch.empty(shape, **fk)))
+                    setattr(self, name, Parameter(empty(shape, **fk)))
                     names.append(name)
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -154,7 +156,7 @@ class RNNBase(Module):
                      for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _check_input(self, input, batch_sizes):
-        if not torch.is_floating_point(input):
+        if not input.is_floating_point():
             raise ValueError(f"input must have the type torch.float32, got type {input.dtype}")
         expected = 2 if batch_sizes is not None else 3
         if input.dim() != expected:
@@ -173,10 +175,10 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         variable = lengths is not None and any(n != steps for n in lengths)
         if variable:
-            lengths_t = torch.tensor(lengths, dtype=torch.int64)
-            time = torch.arange(steps, dtype=torch.int64).unsqueeze(1)
+            lengths_t = tensor(lengths, dtype=int64)
+            time = arange(steps, dtype=int64).unsqueeze(1)
             alive = (time < lengths_t.unsqueeze(0)).unsqueeze(-1)  # (T, B, 1)
-            rev = torch.where(time < lengths_t, lengths_t - 1 - time, time)  # per-sequence reversal, (T, B)
+            rev = where(time < lengths_t, lengths_t - 1 - time, time)  # per-sequence reversal, (T, B)
         h_n, c_n = [], []
         layer_input = x
         for layer in range(self.num_layers):
@@ -198,27 +200,27 @@ class RNNBase(Module):
                         h_new, c_new = _gru_step(gx[t], h, w_hh, b_hh), None
                     else:
                         pre = gx[t] + F.linear(h, w_hh, b_hh)
-                        h_new, c_new = (torch.tanh(pre) if self.mode == "RNN_TANH" else torch.relu(pre)), None
+                        h_new, c_new = (tanh(pre) if self.mode == "RNN_TANH" else relu(pre)), None
                     if variable:
                         keep = alive[t]
-                        out_steps.append(torch.where(keep, h_new, 0.0))
-                        h = torch.where(keep, h_new, h)
+                        out_steps.append(where(keep, h_new, 0.0))
+                        h = where(keep, h_new, h)
                         if c is not None:
-                            c = torch.where(keep, c_new, c)
+                            c = where(keep, c_new, c)
                     else:
                         out_steps.append(h_new)
                         h, c = h_new, c_new
-                out = torch.stack(out_steps, 0)
+                out = stack(out_steps, 0)
                 if direction == 1:
                     out = out.gather(0, rev.unsqueeze(-1).expand(*out.shape)) if variable else out.flip(0)
                 outs.append(out)
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)
-            layer_input = outs[0] if directions == 1 else torch.cat(outs, -1)
+            layer_input = outs[0] if directions == 1 else cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
-        return layer_input, torch.stack(h_n, 0), (torch.stack(c_n, 0) if c_n else None)
+        return layer_input, stack(h_n, 0), (stack(c_n, 0) if c_n else None)
 
     def _forward(self, input, hx):
         """Shared forward: returns (output, h_n, c_n) with torch's shapes, packing and batch conventions."""
@@ -242,8 +244,8 @@ class RNNBase(Module):
         h_shape = (self.num_layers * directions, batch, real_hidden)
         c_shape = (self.num_layers * directions, batch, self.hidden_size)
         if hx is None:
-            h0 = torch.zeros(h_shape, dtype=x.dtype, device=x.device)
-            c0 = torch.zeros(c_shape, dtype=x.dtype, device=x.device) if is_lstm else None
+            h0 = zeros(h_shape, dtype=x.dtype, device=x.device)
+            c0 = zeros(c_shape, dtype=x.dtype, device=x.device) if is_lstm else None
         else:
             h0, c0 = hx if is_lstm else (hx, None)
             if unbatched:
@@ -262,7 +264,7 @@ class RNNBase(Module):
         out, h_n, c_n = self._run(x, lengths, h0, c0)
         if packed:
             sizes = [int(b) for b in batch_sizes.tolist()]
-            out = PackedSequence(torch.cat([out[t, :b] for t, b in enumerate(sizes)], 0), batch_sizes,
+            out = PackedSequence(cat([out[t, :b] for t, b in enumerate(sizes)], 0), batch_sizes,
                                  sorted_indices, unsorted_indices)
             if unsorted_indices is not None:
                 h_n = h_n.index_select(1, unsorted_indices)
@@ -332,11 +334,11 @@ class RNNCellBase(Module):
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        self.weight_ih = Parameter(torch.empty((num_chunks * hidden_size, input_size), **fk))
-        self.weight_hh = Parameter(torch.empty((num_chunks * hidden_size, hidden_size), **fk))
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), **fk))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), **fk))
         if bias:
-            self.bias_ih = Parameter(torch.empty(num_chunks * hidden_size, **fk))
-            self.bias_hh = Parameter(torch.empty(num_chunks * hidden_size, **fk))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, **fk))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, **fk))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -364,8 +366,8 @@ class RNNCellBase(Module):
         unbatched = input.dim() == 1
         x = input.unsqueeze(0) if unbatched else input
         if hx is None:
-            zeros = torch.zeros((x.shape[0], self.hidden_size), dtype=x.dtype, device=x.device)
-            return x, [zeros] * count, unbatched
+            state = zeros((x.shape[0], self.hidden_size), dtype=x.dtype, device=x.device)
+            return x, [state] * count, unbatched
         states = list(hx) if count > 1 else [hx]
         if any(s.dim() != input.dim() for s in states):
             raise RuntimeError(f"{type(self).__name__}: Expected hidden to be {input.dim()}D, got "
@@ -388,9 +390,9 @@ class RNNCell(RNNCellBase):
         x, (h,), unbatched = self._prepare(input, hx, 1)
         pre = F.linear(x, self.weight_ih, self.bias_ih) + F.linear(h, self.weight_hh, self.bias_hh)
         if self.nonlinearity == "tanh":
-            out = torch.tanh(pre)
+            out = tanh(pre)
         elif self.nonlinearity == "relu":
-            out = torch.relu(pre)
+            out = relu(pre)
         else:
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         return out.squeeze(0) if unbatched else out

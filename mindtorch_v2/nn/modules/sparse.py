@@ -1,5 +1,6 @@
 """Embedding and EmbeddingBag: lookup tables of num_embeddings rows (weight ~ N(0, 1); the padding_idx row is zero)."""
-import mindtorch_v2 as torch
+from ...eager.creation import empty
+from ...eager.grad_mode import no_grad
 
 from .. import functional as F
 from .. import init
@@ -27,7 +28,7 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
-            self.weight = Parameter(torch.empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
                                     requires_grad=not _freeze)
             self.reset_parameters()
         else:
@@ -41,7 +42,7 @@ class Embedding(Module):
 
     def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
-            with torch.no_grad():
+            with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input):
@@ -96,7 +97,7 @@ class EmbeddingBag(Module):
                 padding_idx = num_embeddings + padding_idx
         self.padding_idx = padding_idx
         if _weight is None:
-            self.weight = Parameter(torch.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
+            self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
             self.reset_parameters()
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
@@ -109,7 +110,7 @@ class EmbeddingBag(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            with torch.no_grad():
+            with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input, offsets=None, per_sample_weights=None):

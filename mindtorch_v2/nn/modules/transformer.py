@@ -2,11 +2,14 @@
 import copy
 import warnings
 
-import mindtorch_v2 as torch
+from ...eager.creation import full, get_default_dtype
+from ...eager.ops import triu
+from ...eager.grad_mode import is_grad_enabled
+from ...core import bool_
 
 from .. import functional as F
 from .. import init
-from .._losses import _concrete
+from .._utils import concrete
 from .activation import GELU, MultiheadAttention, ReLU
 from .container import ModuleList
 from .dropout import Dropout
@@ -51,7 +54,7 @@ def _get_clones(module, n):
 
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
     """A float (sz, sz) mask: 0 on and below the diagonal, -inf above (each position sees only the past)."""
-    return torch.triu(torch.full((sz, sz), float("-inf"), dtype=dtype or torch.get_default_dtype(),
+    return triu(full((sz, sz), float("-inf"), dtype=dtype or get_default_dtype(),
                                  device=device), diagonal=1)
 
 
@@ -195,12 +198,12 @@ class TransformerEncoder(Module):
                   layer.self_attn.out_proj.bias, layer.norm1.weight, layer.norm1.bias, layer.norm2.weight,
                   layer.norm2.bias, layer.linear1.weight, layer.linear1.bias, layer.linear2.weight,
                   layer.linear2.bias)
-        if torch.is_grad_enabled() and (src.requires_grad or any(p is not None and p.requires_grad
+        if is_grad_enabled() and (src.requires_grad or any(p is not None and p.requires_grad
                                                                  for p in params)):
             return None
-        padded = src_key_padding_mask if src_key_padding_mask.dtype is torch.bool else src_key_padding_mask != 0
+        padded = src_key_padding_mask if src_key_padding_mask.dtype is bool_ else src_key_padding_mask != 0
         if getattr(self, "mask_check", True):
-            values = _concrete(padded)
+            values = concrete(padded)
             if values is None:
                 return None
             # left aligned: every row is some tokens, then only padding

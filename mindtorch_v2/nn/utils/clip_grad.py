@@ -3,7 +3,9 @@ clip_grad_value_ (clamp each grad entry)."""
 import math
 import warnings
 
-import mindtorch_v2 as torch
+from ...eager.creation import tensor
+from ...eager.ops import isfinite, stack
+from ...eager.grad_mode import no_grad
 
 from ...eager.tensor import Tensor
 
@@ -21,15 +23,15 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     tensors = list(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        return torch.tensor(0.0)
-    with torch.no_grad():
+        return tensor(0.0)
+    with no_grad():
         if norm_type == math.inf:
             norms = [t.detach().abs().max() for t in tensors]
-            total = norms[0] if len(norms) == 1 else torch.stack(norms).max()
+            total = norms[0] if len(norms) == 1 else stack(norms).max()
         else:
             norms = [t.detach().norm(norm_type) for t in tensors]
-            total = torch.stack(norms).norm(norm_type)
-    if error_if_nonfinite and not bool(torch.isfinite(total)):
+            total = stack(norms).norm(norm_type)
+    if error_if_nonfinite and not bool(isfinite(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
                            "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
                            "norm anyway, set `error_if_nonfinite=False`")
@@ -44,9 +46,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     parameters = list(parameters)
     grads = _grads(parameters)
     if not grads:
-        return torch.tensor(0.0)
+        return tensor(0.0)
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
-    with torch.no_grad():
+    with no_grad():
         coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
         for g in grads:
             g.mul_(coef.to(g.dtype))
@@ -62,6 +64,6 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient entry to [-clip_value, clip_value] in place."""
     clip_value = float(clip_value)
-    with torch.no_grad():
+    with no_grad():
         for g in _grads(parameters):
             g.clamp_(min=-clip_value, max=clip_value)

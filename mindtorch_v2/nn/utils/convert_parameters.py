@@ -1,12 +1,13 @@
 """One flat vector from many parameters, and back."""
-import mindtorch_v2 as torch
+from ...eager.ops import cat
+from ...eager.tensor import Tensor
 
 from ...eager.tensor import Tensor
 
 
 def parameters_to_vector(parameters):
-    """The parameters flattened and concatenated (differentiable, like torch.cat of views)."""
-    return torch.cat([p.reshape(-1) for p in parameters])
+    """The parameters flattened and concatenated (differentiable, like cat of views)."""
+    return cat([p.reshape(-1) for p in parameters])
 
 
 def vector_to_parameters(vec, parameters):

@@ -7,7 +7,9 @@ import collections
 
 import numpy as np
 
-import mindtorch_v2 as torch
+from ...eager.creation import arange, empty_like, full, tensor
+from ...eager.ops import cat, stack
+from ...core import float32, float64, int64
 
 from ...eager.tensor import Tensor
 
@@ -33,10 +35,10 @@ class PackedSequence(collections.namedtuple("PackedSequence_",
         return self.to("cpu")
 
     def double(self):
-        return self.to(dtype=torch.float64)
+        return self.to(dtype=float64)
 
     def float(self):
-        return self.to(dtype=torch.float32)
+        return self.to(dtype=float32)
 
     @property
     def is_cuda(self):
@@ -50,8 +52,8 @@ def invert_permutation(permutation):
     """The permutation that undoes `permutation` (None stays None)."""
     if permutation is None:
         return None
-    out = torch.empty_like(permutation)
-    out[permutation] = torch.arange(permutation.numel(), dtype=permutation.dtype)
+    out = empty_like(permutation)
+    out[permutation] = arange(permutation.numel(), dtype=permutation.dtype)
     return out
 
 
@@ -76,7 +78,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         sorted_indices = None
     else:
         order = np.argsort(-np.asarray(lengths), kind="stable")
-        sorted_indices = torch.tensor(order.astype(np.int64))
+        sorted_indices = tensor(order.astype(np.int64))
         input = input.index_select(batch_dim, sorted_indices)
         lengths = [lengths[i] for i in order]
     if lengths and lengths[-1] <= 0:
@@ -89,8 +91,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         raise RuntimeError(f"Expected sequence length to be smaller than or equal to the total length "
                            f"{input.shape[0]}, but got {steps}")
     batch_sizes = [sum(1 for n in lengths if n > t) for t in range(steps)]
-    data = torch.cat([input[t, :b] for t, b in enumerate(batch_sizes)], 0)
-    return PackedSequence(data, torch.tensor(batch_sizes, dtype=torch.int64), sorted_indices, None)
+    data = cat([input[t, :b] for t, b in enumerate(batch_sizes)], 0)
+    return PackedSequence(data, tensor(batch_sizes, dtype=int64), sorted_indices, None)
 
 
 def _padded_from_packed(sequence, padding_value, total_length):
@@ -110,11 +112,11 @@ def _padded_from_packed(sequence, padding_value, total_length):
         row = data[offset:offset + b]
         offset += b
         if b < batch:
-            row = torch.cat([row, torch.full((batch - b,) + tail, padding_value, dtype=data.dtype)], 0)
+            row = cat([row, full((batch - b,) + tail, padding_value, dtype=data.dtype)], 0)
         rows.append(row)
     for _ in range(total_length - steps):
-        rows.append(torch.full((batch,) + tail, padding_value, dtype=data.dtype))
-    padded = torch.stack(rows, 0)
+        rows.append(full((batch,) + tail, padding_value, dtype=data.dtype))
+    padded = stack(rows, 0)
     lengths = [sum(1 for b in batch_sizes if b > i) for i in range(batch)]
     return padded, lengths
 
@@ -122,7 +124,7 @@ def _padded_from_packed(sequence, padding_value, total_length):
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
     """The inverse of pack_padded_sequence: (padded batch, lengths as an int64 tensor) in the original order."""
     padded, lengths = _padded_from_packed(sequence, padding_value, total_length)
-    lengths = torch.tensor(lengths, dtype=torch.int64)
+    lengths = tensor(lengths, dtype=int64)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(1, sequence.unsorted_indices)
         lengths = lengths.index_select(0, sequence.unsorted_indices)
@@ -145,10 +147,10 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     for s in sequences:
         gap = longest - s.shape[0]
         if gap:
-            fill = torch.full((gap,) + tuple(s.shape[1:]), padding_value, dtype=s.dtype, device=s.device)
-            s = torch.cat([s, fill] if padding_side == "right" else [fill, s], 0)
+            fill = full((gap,) + tuple(s.shape[1:]), padding_value, dtype=s.dtype, device=s.device)
+            s = cat([s, fill] if padding_side == "right" else [fill, s], 0)
         rows.append(s)
-    return torch.stack(rows, 0 if batch_first else 1)
+    return stack(rows, 0 if batch_first else 1)
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
