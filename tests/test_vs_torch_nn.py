@@ -19,7 +19,7 @@ import pytest
 
 import mindtorch_v2 as mt
 import mindtorch_v2.utils.data as mdata
-from _goldens import GExc, Goldens, GTensor, is_torch, raised, torch_lib, torch_tensor_type
+from _goldens import Goldens, GTensor, is_torch, raised, torch_lib, torch_tensor_type
 
 GOLDEN = Goldens("vs_torch_nn")
 
