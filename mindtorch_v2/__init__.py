@@ -6,9 +6,7 @@ The eager front end (Tensor, autograd, nn, optim, utils.data) is built on
 from . import core
 from .core import dtypes as _dt
 from .core.devices import Device as device
-from .eager import creation as _creation
-from .eager import ops as _ops
-from .eager import views as _views
+from . import eager  # noqa: F401  (runs the declarations of the torch surface)
 from .eager.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                               set_grad_enabled)
 from .eager.functionalize import functionalize
@@ -45,27 +43,25 @@ def clone(input, memory_format=None):
     return input.clone()
 
 
-def _export(module, names=None):
-    g = globals()
-    for name in names or [n for n in vars(module) if not n.startswith("_")]:
-        val = getattr(module, name)
-        if callable(val) and name not in g:
-            g[name] = val
-
-
 from .eager.creation import get_default_dtype, set_default_dtype  # noqa: E402
 from .eager.creation import (Generator, arange, as_tensor, bernoulli, default_generator, empty, empty_like, eye,  # noqa
                              from_numpy, full, full_like, initial_seed, linspace, manual_seed, multinomial, normal,
                              ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                              seed, tensor, zeros, zeros_like)
 
-_export(_ops, _ops._METHODS + ["concat", "concatenate", "cat", "stack", "hstack", "vstack", "broadcast_tensors",
-                               "broadcast_shapes", "einsum", "where", "cdist", "ger", "rsub",
-                               "result_type", "promote_types", "can_cast"])
-for _name in ("reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
-              "split", "chunk", "unbind", "diagonal", "movedim", "t", "swapaxes", "moveaxis"):
-    globals()[_name] = getattr(_views, {"swapaxes": "transpose", "moveaxis": "movedim"}.get(_name, _name))
-del _name
+from .eager.ops import (abs, add, addmm, all, allclose, amax, amin, any, argmax, argmin, argsort, bitwise_and, bitwise_not,
+    bitwise_or, bitwise_xor, bmm, broadcast_shapes, broadcast_tensors, broadcast_to, can_cast, cat,
+    cdist, ceil, clamp, clamp_max, clamp_min, clip, concat, concatenate, cos, count_nonzero, cumsum,
+    diag, div, divide, dot, einsum, eq, equal, erf, exp, expm1, flip, floor, floor_divide, fmod, gather,
+    ge, ger, gt, hstack, index_add, index_select, inner, isclose, isfinite, isinf, isnan, le, lerp, log,
+    log10, log1p, log2, log_softmax, logical_and, logical_not, logical_or, logical_xor, logsumexp, lt,
+    masked_fill, masked_select, matmul, max, maximum, mean, min, minimum, mm, mul, multiply, mv, ne,
+    neg, negative, nonzero, norm, outer, pow, prod, promote_types, reciprocal, relu, remainder, repeat,
+    result_type, roll, round, rsqrt, rsub, scatter, scatter_add, sigmoid, sign, sin, softmax, sort,
+    sqrt, square, stack, std, sub, subtract, sum, take, take_along_dim, tan, tanh, tile, topk, trace,
+    tril, triu, true_divide, trunc, var, vstack, where)  # noqa: E402,F401,A004
+from .eager.views import (chunk, diagonal, flatten, moveaxis, movedim, narrow, permute, reshape, select, split, squeeze,
+    swapaxes, swapdims, t, transpose, unbind, unflatten, unsqueeze)  # noqa: E402,F401,A004
 
 from . import autograd, npu  # noqa: E402,F401
 from . import optim  # noqa: E402,F401

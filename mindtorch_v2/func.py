@@ -15,7 +15,9 @@ import functools
 from . import core
 from .core.pytree import tree_flatten, tree_map
 from .eager import grad_mode
+from .eager import creation as _creation
 from .eager.creation import vmap_randomness
+from .eager.ops import stack
 from .eager.tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
@@ -128,13 +130,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                            f"Got {randomness}")
 
     def wrapper(*args, **kwargs):
-        from .eager.creation import default_generator
         vals = _values(args)
         in_axes = in_dims if not isinstance(in_dims, list) else tuple(in_dims)
         if randomness == "error":
             key, key_axis = None, None
         else:
-            key = default_generator.next_key()
+            key = _creation.default_generator.next_key()
             key_axis = None
             if randomness == "different":
                 size = _batch_size(vals, in_axes)
@@ -228,7 +229,6 @@ def stack_module_state(models):
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
     if any(m.training != models[0].training for m in models):
         raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
-    from . import stack
     params = {n: stack([dict(m.named_parameters())[n].detach() for m in models]).requires_grad_(p.requires_grad)
               for n, p in models[0].named_parameters()}
     buffers = {n: stack([dict(m.named_buffers())[n] for m in models]) for n, _ in models[0].named_buffers()}

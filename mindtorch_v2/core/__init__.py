@@ -44,5 +44,6 @@ from .ops.linalg import (dot, matmul, matmul_p, outer)
 from .ops.einsum import (einsum, einsum_p)
 from .ops.composite import (clamp, clip, diag, fmod, isfinite, log10, log2, log_softmax, logsumexp, mean, norm, relu,
     roll, softmax, square, std, tile, tril, triu, trunc, trunc_divide, var)
-from .ops.nn import (avg_pool, avg_pool_p, conv, conv_p, max_pool, max_pool_p, windows, windows_p, windows_transpose,
+from .ops.conv import (conv, conv_p, conv_transpose, conv_transpose_sizes, windows, windows_p, windows_transpose,
     windows_transpose_p)
+from .ops.pool import adaptive_pool_bins, avg_pool, avg_pool_p, max_pool, max_pool_indices, max_pool_p

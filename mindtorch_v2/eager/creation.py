@@ -6,7 +6,8 @@ import numpy as np
 
 from .. import core
 from ..core import dtypes as _dt
-from .inplace import apply
+from .declare import tensor_method
+from .writeback import apply
 from .tensor import Size, Tensor
 
 
@@ -316,17 +317,20 @@ def _draw(self, generator):
     return _key(generator, self.device), tuple(self.shape)
 
 
+@tensor_method
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     k, shape = _draw(self, generator)
     return apply(self, lambda: core.random.uniform(k, shape, dtype=self.dtype, minval=a, maxval=b), "uniform_")
 
 
+@tensor_method
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     k, shape = _draw(self, generator)
     return apply(self, lambda: core.add(core.mul(core.random.normal(k, shape, dtype=self.dtype), std), mean),
                  "normal_")
 
 
+@tensor_method
 def bernoulli_(self, p=0.5, *, generator=None):
     k, shape = _draw(self, generator)
     probs = p._value() if isinstance(p, Tensor) else p
@@ -337,6 +341,7 @@ _RANDOM_HIGH = {"bool_": 2, "uint8": 2 ** 8, "int8": 2 ** 7, "int16": 2 ** 15, "
                 "float16": 2 ** 11 + 1, "float32": 2 ** 24 + 1, "float64": 2 ** 53 + 1}
 
 
+@tensor_method
 def random_(self, low=0, high=None, *, generator=None):
     """Integers in [low, high), by default [0, the largest exactly representable value] of the dtype."""
     if high is None:
@@ -345,16 +350,13 @@ def random_(self, low=0, high=None, *, generator=None):
     return apply(self, lambda: core.cast(core.random.randint(k, shape, low, high), self.dtype), "random_")
 
 
+@tensor_method
 def exponential_(self, lambd=1.0, *, generator=None):
     k, shape = _draw(self, generator)
     return apply(self, lambda: core.div(core.neg(core.log1p(core.neg(core.random.uniform(k, shape, dtype=self.dtype)))),
                                         lambd), "exponential_")
 
 
-def install(T):
-    T.uniform_ = uniform_
-    T.normal_ = normal_
-    T.bernoulli_ = bernoulli_
-    T.random_ = random_
-    T.exponential_ = exponential_
-    T.bernoulli = lambda self, p=None, generator=None: bernoulli(self, p, generator=generator)
+@tensor_method("bernoulli")
+def _bernoulli_method(self, p=None, generator=None):
+    return bernoulli(self, p, generator=generator)

@@ -10,175 +10,46 @@
 Every check (leaf rules, dtype cast, broadcast) runs before the single writeback,
 so a failing in-place op leaves the data and the version untouched.
 """
-import sys
+import math
 
 import numpy as np
 
 from .. import core
 from ..core import dtypes as _dt
-from ..core import as_strided_scatter_p
-from . import grad_mode
-from .autograd.graph import AccumulateGrad
-from .dispatch import record_node
-from .functionalize import is_functionalizing
-from .ops import check_scalar_fits
 from .views import _getitem_is_basic, getitem, index_key
 from .tensor import Tensor
+from .writeback import _dt_name, apply
 
 
-def _conform(self, new, name):
-    """new (Tensor or number) as self's dtype and shape, or the RuntimeError PyTorch raises."""
-    if not isinstance(new, Tensor):
-        new = Tensor._wrap(core.asarray(new, dtype=self.dtype, device=self.device))
-    if new.dtype is not self.dtype:
-        if new.dtype.category > self.dtype.category:
-            raise RuntimeError(f"result type {_dt_name(new.dtype)} can't be cast to the desired "
-                               f"output type {_dt_name(self.dtype)}")
-        new = Tensor._wrap(core.cast(new, self.dtype))
-    if new._shape != self._shape:
-        try:
-            ok = core.broadcast_shapes(new._shape, self._shape) == self._shape
-        except (ValueError, RuntimeError):
-            ok = False
-        if not ok:
-            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the broadcast shape "
-                               f"{list(_broadcast_or(new._shape, self._shape))}")
-        new = Tensor._wrap(core.broadcast_to(new, self._shape))
-    return new
+# ---------------------------------------------------------------------------
+# python numbers written into a tensor
+
+_LIMITS = {d: (np.iinfo(d.np).min, np.iinfo(d.np).max) for d in _dt.INTEGRAL}
+_LIMITS[_dt.float16] = (-65504.0, 65504.0)
+_LIMITS[_dt.float32] = (float(np.finfo(np.float32).min), float(np.finfo(np.float32).max))
 
 
-def _dt_name(d):
-    return d.scalar_name
-
-
-def _broadcast_or(a, b):
-    try:
-        return core.broadcast_shapes(a, b)
-    except (ValueError, RuntimeError):
-        return a
-
-
-def apply(self, compute, name):
-    """Run an in-place op: compute() gives the new value of self (out of place)."""
-    self._check_inplace()
-    if name not in _OVERLAP_ALLOWED:
-        _check_no_overlap(self)
-    try:
-        new = _conform(self, compute(), name)
-    except ValueError as e:  # the core's shape errors are RuntimeErrors in torch
-        raise RuntimeError(str(e)) from None
-    write(self, new)
-    return self
-
-
-# torch writes these into an expanded (self-overlapping) tensor without complaint
-_OVERLAP_ALLOWED = frozenset(("fill_", "zero_", "masked_fill_"))
-
-
-def _check_no_overlap(self):
-    """PyTorch refuses to write a tensor whose elements alias each other (an expanded view)."""
-    strides = self._strides
-    if strides is not None and 0 in strides and self.numel():
-        for size, stride in zip(self._shape, strides):
-            if stride == 0 and size > 1:
-                raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers "
-                                   "to a single memory location. Please clone() the tensor before performing the "
-                                   "operation.")
-
-
-def original(self, others=()):
-    """self's current value as the input of its own in-place op (with `others`, the op's other arguments).
-
-    PyTorch saves a clone of `self` when an in-place op's backward reads the original (y.mul_(w) reads y for
-    w's gradient). Our values are immutable, so the clone is free: a tensor with self's value and history but
-    a version counter of its own, which the write that follows does not bump. Nothing is saved, and self is
-    returned, when no argument requires grad.
-    """
-    if not (grad_mode.is_grad_enabled() and (self._rg or any(isinstance(a, Tensor) and a._rg for a in others))):
-        return self
-    t = Tensor._from_value(self._value())
-    if self._rg:
-        node, nr = self._edge()
-        if type(node) is AccumulateGrad:
-            t._acc = node
-        else:
-            t._grad_fn, t._output_nr = node, nr
-        t._rg = True
-    return t
-
-
-# Ownership is read from reference counts, which are exact on the GIL CPython builds we test (3.10-3.13).
-# Elsewhere (other interpreters, free-threaded builds, newer versions whose stack references may not
-# be counted) every write copies: slower, never wrong.
-_REFCOUNTS_EXACT = (sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-                    and getattr(sys, "_is_gil_enabled", lambda: True)())
-
-
-def _sole_owner(st, val):
-    """True when nothing but this Storage holds its cpu buffer, so writing it in place is unobservable.
-
-    `val` (the value being written) may itself be a transient view of the buffer (`x[0] = x[0]`);
-    numpy's assignment handles that overlap.
-    """
-    if is_functionalizing() or not _REFCOUNTS_EXACT:
-        return False
-    v = st.value
-    if type(v) is not core.Array or v._buf is None:
-        return False
-    buf = v._buf
-    # references: st.value, the local `v`, getrefcount's argument; for the buffer: v._buf, `buf`, the
-    # argument, plus one when `val` is a view of it
-    extra = 1 if type(val) is core.Array and _views_buffer(val._buf, buf) else 0
-    return sys.getrefcount(v) <= 3 and sys.getrefcount(buf) <= 3 + extra and buf.base is None \
-        and buf.flags.writeable and buf.flags.c_contiguous
-
-
-def _views_buffer(arr, buf):
-    """Whether numpy array `arr` is a (possibly indirect) view of `buf`."""
-    for _ in range(4):
-        arr = getattr(arr, "base", None)
-        if arr is None:
-            return False
-        if arr is buf:
-            return True
-    return False
-
-
-def write(self, new):
-    """Write Tensor `new` (self's shape and dtype) into self's storage; bump the version; fix up history."""
-    st = self._storage
-    val = new._value()
-    if self._full:
-        if type(val) is core.Array and val._buf is not None and not val._buf.flags.c_contiguous:
-            val = core.copy(val)  # a stored broadcast would make every later view read copy the base
-        st.value = val
+def check_scalar_fits(value, dtype):
+    """torch's check when a python number is written into a tensor (fill_, masked_fill, setitem): a value out
+    of the dtype's range is a RuntimeError (unsigned types accept -max..max for ints; inf and nan pass)."""
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    limits = _LIMITS.get(dtype)
+    if limits is None or isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return
+    lo, hi = limits
+    if dtype.category == _dt.FLOAT:
+        ok = not math.isfinite(value) or lo <= value <= hi
+    elif isinstance(value, (int, np.integer)) and not dtype.is_signed:
+        ok = -hi <= value <= hi
     else:
-        shape, strides, offset = self._geometry()
-        donate = _sole_owner(st, val)
-        st.value = as_strided_scatter_p.bind(st.value, val, shape=shape, strides=strides, offset=offset,
-                                             donate=donate)
-    st.version.value += 1
-    if not grad_mode.is_grad_enabled():
-        return
-    base = self._base
-    if base is None:
-        if new._rg:
-            self._grad_fn, self._output_nr, self._rg = new._grad_fn, new._output_nr, True
-        elif self._grad_fn is not None:
-            self._grad_fn, self._rg = None, False
-        return
-    if new._rg or base._rg:
-        shape, strides, offset = self._geometry()
-        # base's new history: as_strided_scatter(old base, new), recorded without recomputing it
-        out = record_node(as_strided_scatter_p,
-                          {"shape": shape, "strides": strides, "offset": offset, "donate": False},
-                          (base, new), (base._value(), val), st.value)
-        base._grad_fn, base._output_nr, base._rg = out._grad_fn, 0, True
-        if new._rg:
-            self._grad_fn, self._output_nr, self._rg = new._grad_fn, new._output_nr, True
-        self._view_version = st.version.value
-        if not new._rg:
-            self._view_version = -1  # rebuild from the base on next use
+        ok = math.isnan(value) or lo <= value <= hi if isinstance(value, float) else lo <= value <= hi
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without overflow")
+
+
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+            "float16": "at::Half", "float32": "float"}
 
 
 # ---------------------------------------------------------------------------
@@ -190,14 +61,6 @@ def _self_or_const(self, value):
     if self._rg:
         return core.where(core.full_like(self._value(), True, dtype=_dt.bool_), value, self)
     return value
-
-
-def _method(out_of_place):
-    def method(self, *args, **kwargs):
-        return apply(self, lambda: out_of_place(original(self, args + tuple(kwargs.values())), *args, **kwargs),
-                     out_of_place.__name__ + "_")
-    method.__name__ = out_of_place.__name__ + "_"
-    return method
 
 
 def zero_(self):

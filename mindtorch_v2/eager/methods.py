@@ -7,37 +7,37 @@ from .. import core
 from ..core import dtypes as _dt
 from ..core import to_device
 from . import inplace, ops
+from .creation import tensor as _tensor
+from .declare import tensor_method
 from .tensor import Tensor
+from .writeback import apply, inplace_method, original
 
 _w = ops._w
 
 
-def _binop(fn):
-    def op(self, other):
-        try:
-            return fn(self, other)
-        except TypeError:
-            if _operand(other):
-                raise
-            return NotImplemented  # Python then tries other's reflected op (t == None is False)
-    return op
+def _forward(fn, self, other):
+    try:
+        return fn(self, other)
+    except TypeError:
+        if _operand(other):
+            raise
+        return NotImplemented  # Python then tries other's reflected op (t == None is False)
 
 
-def _rbinop(fn):
-    def op(self, other):
-        try:
-            return fn(other, self)
-        except TypeError:
-            if _operand(other):
-                raise
-            return NotImplemented
-    return op
+def _reflected(fn, self, other):
+    try:
+        return fn(other, self)
+    except TypeError:
+        if _operand(other):
+            raise
+        return NotImplemented
 
 
 def _operand(x):
     return isinstance(x, (Tensor, numbers.Number, np.ndarray, np.generic))
 
 
+@tensor_method
 def to(self, *args, **kwargs):
     """A tensor with the given dtype and/or device (self when nothing changes)."""
     dtype = kwargs.pop("dtype", None)
@@ -66,118 +66,155 @@ def to(self, *args, **kwargs):
     return out
 
 
+@tensor_method
 def clone(self, memory_format=None):
     """A copy with its own storage (no data is copied until one of them is written)."""
     return _w(core.copy(self))
 
 
-def _conv(dtype):
-    return lambda self, memory_format=None: to(self, dtype)
-
-
+@tensor_method("type")
 def type_(self, dtype=None):
     if dtype is None:
         return "torch." + self.dtype.scalar_name + "Tensor"
     return to(self, dtype)
 
 
+@tensor_method
 def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    from .creation import tensor
-    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    return _tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-def _new_filled(fill):
-    def fn(self, *size, dtype=None, device=None, requires_grad=False):
-        size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
-        out = _w(core.full(size, fill, dtype=dtype or self.dtype, device=device or self.device))
-        return out.requires_grad_(requires_grad)
-    return fn
+def _new_filled(self, fill, size, dtype, device, requires_grad):
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    out = _w(core.full(size, fill, dtype=dtype or self.dtype, device=device or self.device))
+    return out.requires_grad_(requires_grad)
 
 
+@tensor_method
 def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
     out = _w(core.full(tuple(size), fill_value, dtype=dtype or self.dtype, device=device or self.device))
     return out.requires_grad_(requires_grad)
 
 
-_INPLACE_FROM = [
-    "add", "sub", "mul", "div", "pow", "neg", "abs", "exp", "log", "sqrt", "clamp", "clamp_min", "clamp_max",
-    "relu", "sigmoid", "tanh", "masked_fill", "index_add", "scatter", "scatter_add", "floor", "ceil", "round",
-    "sign", "reciprocal", "remainder", "fmod", "lerp", "sin", "cos", "log1p", "expm1", "rsqrt", "square",
-    "trunc", "floor_divide", "logical_not", "erf", "true_divide", "subtract", "multiply", "divide", "clip",
-    "tril", "triu", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-]
+# ---------------------------------------------------------------------------
+# Python operators: torch's reflected forms, and NotImplemented for operands torch does not take
 
 
-def _inplace_from(name):
-    fn = getattr(ops, name)
-    return inplace._method(fn)
+tensor_method(ops._add, "__add__")  # the hot path: no wrapper call
+@tensor_method
+def __radd__(self, other): return _reflected(ops.add, self, other)  # noqa: E704
+tensor_method(ops._sub, "__sub__")  # the hot path: no wrapper call
+@tensor_method
+def __rsub__(self, other): return _reflected(ops.sub, self, other)  # noqa: E704
+tensor_method(ops.mul.__wrapped__, "__mul__")  # the hot path: no wrapper call
+@tensor_method
+def __rmul__(self, other): return _reflected(ops.mul, self, other)  # noqa: E704
+tensor_method(ops.true_divide.__wrapped__, "__truediv__")  # the hot path: no wrapper call
+@tensor_method
+def __rtruediv__(self, other): return _reflected(ops.div, self, other)  # noqa: E704
+@tensor_method
+def __floordiv__(self, other): return _forward(ops.floor_divide, self, other)  # noqa: E704
+@tensor_method
+def __rfloordiv__(self, other): return _reflected(ops.floor_divide, self, other)  # noqa: E704
+@tensor_method
+def __mod__(self, other): return _forward(ops.remainder, self, other)  # noqa: E704
+@tensor_method
+def __rmod__(self, other): return _reflected(ops.remainder, self, other)  # noqa: E704
+@tensor_method
+def __pow__(self, other): return _forward(ops.pow, self, other)  # noqa: E704
+@tensor_method
+def __rpow__(self, other): return _reflected(ops.pow, self, other)  # noqa: E704
+@tensor_method
+def __matmul__(self, other): return _forward(ops.matmul, self, other)  # noqa: E704
+@tensor_method
+def __rmatmul__(self, other): return _reflected(ops.matmul, self, other)  # noqa: E704
+@tensor_method
+def __neg__(self): return ops.neg(self)  # noqa: E704
+@tensor_method
+def __pos__(self): return self  # noqa: E704
+@tensor_method
+def __abs__(self): return ops.abs(self)  # noqa: E704
+@tensor_method
+def __invert__(self): return ops.bitwise_not(self)  # noqa: E704
+@tensor_method
+def __and__(self, other): return _forward(ops.bitwise_and, self, other)  # noqa: E704
+@tensor_method
+def __rand__(self, other): return _reflected(ops.bitwise_and, self, other)  # noqa: E704
+@tensor_method
+def __or__(self, other): return _forward(ops.bitwise_or, self, other)  # noqa: E704
+@tensor_method
+def __ror__(self, other): return _reflected(ops.bitwise_or, self, other)  # noqa: E704
+@tensor_method
+def __xor__(self, other): return _forward(ops.bitwise_xor, self, other)  # noqa: E704
+@tensor_method
+def __rxor__(self, other): return _reflected(ops.bitwise_xor, self, other)  # noqa: E704
+@tensor_method
+def __eq__(self, other): return _forward(ops.eq, self, other)  # noqa: E704
+@tensor_method
+def __ne__(self, other): return _forward(ops.ne, self, other)  # noqa: E704
+@tensor_method
+def __lt__(self, other): return _forward(ops.lt, self, other)  # noqa: E704
+@tensor_method
+def __le__(self, other): return _forward(ops.le, self, other)  # noqa: E704
+@tensor_method
+def __gt__(self, other): return _forward(ops.gt, self, other)  # noqa: E704
+@tensor_method
+def __ge__(self, other): return _forward(ops.ge, self, other)  # noqa: E704
 
 
-def install(T):
-    o = ops
-    T.__add__ = o._add
-    T.__radd__ = _rbinop(o.add)
-    T.__sub__ = o._sub
-    T.__rsub__ = _rbinop(o.sub)
-    T.__mul__ = o.mul
-    T.__rmul__ = _rbinop(o.mul)
-    T.__truediv__ = o.true_divide
-    T.__rtruediv__ = _rbinop(o.div)
-    T.__floordiv__ = _binop(o.floor_divide)
-    T.__rfloordiv__ = _rbinop(o.floor_divide)
-    T.__mod__ = _binop(o.remainder)
-    T.__rmod__ = _rbinop(o.remainder)
-    T.__pow__ = _binop(o.pow)
-    T.__rpow__ = _rbinop(o.pow)
-    T.__matmul__ = _binop(o.matmul)
-    T.__rmatmul__ = _rbinop(o.matmul)
-    T.__neg__ = lambda self: o.neg(self)
-    T.__pos__ = lambda self: self
-    T.__abs__ = lambda self: o.abs(self)
-    T.__invert__ = lambda self: o.bitwise_not(self)
-    T.__and__ = _binop(o.bitwise_and)
-    T.__rand__ = _rbinop(o.bitwise_and)
-    T.__or__ = _binop(o.bitwise_or)
-    T.__ror__ = _rbinop(o.bitwise_or)
-    T.__xor__ = _binop(o.bitwise_xor)
-    T.__rxor__ = _rbinop(o.bitwise_xor)
-    T.__eq__ = _binop(o.eq)
-    T.__ne__ = _binop(o.ne)
-    T.__lt__ = _binop(o.lt)
-    T.__le__ = _binop(o.le)
-    T.__gt__ = _binop(o.gt)
-    T.__ge__ = _binop(o.ge)
-    T.__setitem__ = inplace.setitem
-    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
-        fn = {"add": o.add, "sub": o.sub, "mul": o.mul, "truediv": o.div, "floordiv": o.floor_divide,
-              "mod": o.remainder, "pow": o.pow, "and": o.bitwise_and, "or": o.bitwise_or,
-              "xor": o.bitwise_xor}[name]
-        setattr(T, f"__i{name}__", inplace._method(fn))
-    T.__imatmul__ = lambda self, other: inplace.apply(self, lambda: o.matmul(inplace.original(self, (other,)), other),
-                                                      "__imatmul__")
-    for name in _INPLACE_FROM:
-        if hasattr(ops, name) and not name.endswith("_"):
-            setattr(T, name + "_", _inplace_from(name))
-    T.zero_ = inplace.zero_
-    T.fill_ = inplace.fill_
-    T.copy_ = inplace.copy_
-    T.to = to
-    T.clone = clone
-    T.cpu = lambda self: to(self, "cpu")
-    T.float = _conv(_dt.float32)
-    T.double = _conv(_dt.float64)
-    T.half = _conv(_dt.float16)
-    T.long = _conv(_dt.int64)
-    T.int = _conv(_dt.int32)
-    T.short = _conv(_dt.int16)
-    T.char = _conv(_dt.int8)
-    T.byte = _conv(_dt.uint8)
-    T.bool = _conv(_dt.bool_)
-    T.type = type_
-    T.type_as = lambda self, other: to(self, other.dtype)
-    T.new_tensor = new_tensor
-    T.new_zeros = _new_filled(0)
-    T.new_ones = _new_filled(1)
-    T.new_empty = _new_filled(0)
-    T.new_full = new_full
+# augmented assignment: the in-place form of the op (x += y is x.add_(y))
+tensor_method(inplace_method(ops.add, "__iadd__"))
+tensor_method(inplace_method(ops.sub, "__isub__"))
+tensor_method(inplace_method(ops.mul, "__imul__"))
+tensor_method(inplace_method(ops.div, "__itruediv__"))
+tensor_method(inplace_method(ops.floor_divide, "__ifloordiv__"))
+tensor_method(inplace_method(ops.remainder, "__imod__"))
+tensor_method(inplace_method(ops.pow, "__ipow__"))
+tensor_method(inplace_method(ops.bitwise_and, "__iand__"))
+tensor_method(inplace_method(ops.bitwise_or, "__ior__"))
+tensor_method(inplace_method(ops.bitwise_xor, "__ixor__"))
 
+
+@tensor_method
+def __imatmul__(self, other):
+    return apply(self, lambda: ops.matmul(original(self, (other,)), other), "__imatmul__")
+
+
+tensor_method(inplace.setitem, "__setitem__")
+tensor_method(inplace.zero_)
+tensor_method(inplace.fill_)
+tensor_method(inplace.copy_)
+
+
+# ---------------------------------------------------------------------------
+# dtype and device conversions
+
+
+@tensor_method
+def cpu(self): return to(self, "cpu")  # noqa: E704
+@tensor_method
+def float(self, memory_format=None): return to(self, _dt.float32)  # noqa: E704,A001
+@tensor_method
+def double(self, memory_format=None): return to(self, _dt.float64)  # noqa: E704
+@tensor_method
+def half(self, memory_format=None): return to(self, _dt.float16)  # noqa: E704
+@tensor_method
+def long(self, memory_format=None): return to(self, _dt.int64)  # noqa: E704
+@tensor_method
+def int(self, memory_format=None): return to(self, _dt.int32)  # noqa: E704,A001
+@tensor_method
+def short(self, memory_format=None): return to(self, _dt.int16)  # noqa: E704
+@tensor_method
+def char(self, memory_format=None): return to(self, _dt.int8)  # noqa: E704
+@tensor_method
+def byte(self, memory_format=None): return to(self, _dt.uint8)  # noqa: E704
+@tensor_method
+def bool(self, memory_format=None): return to(self, _dt.bool_)  # noqa: E704,A001
+@tensor_method
+def type_as(self, other): return to(self, other.dtype)  # noqa: E704
+@tensor_method
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 0, size, dtype, device, requires_grad)  # noqa: E501,E704
+@tensor_method
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 1, size, dtype, device, requires_grad)  # noqa: E501,E704
+@tensor_method
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 0, size, dtype, device, requires_grad)  # noqa: E501,E704

@@ -10,8 +10,26 @@ import numpy as np
 
 from .. import core
 from ..core import dtypes as _dt
-from .dispatch import UnsupportedDTypeError
+from .tensor import UnsupportedDTypeError
 from .tensor import Size, Tensor, _dim
+from .declare import tensor_method, torch_op
+from .inplace import check_scalar_fits
+
+__all__ = [
+    "abs", "neg", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin",
+    "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "reciprocal", "logical_not", "relu",
+    "square", "trunc", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+    "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "lerp", "isclose", "allclose", "equal", "isnan",
+    "isinf", "isfinite", "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
+    "all", "any", "cumsum", "logsumexp", "softmax", "log_softmax", "norm", "count_nonzero", "sort", "argsort",
+    "topk", "gather", "scatter", "scatter_add", "index_select", "index_add", "take", "take_along_dim", "nonzero",
+    "masked_select", "flip", "roll", "tril", "triu", "repeat", "tile", "broadcast_to", "matmul", "mm", "bmm",
+    "mv", "dot", "inner", "outer", "addmm", "trace", "diag", "concat", "concatenate", "cat", "stack", "hstack",
+    "vstack", "broadcast_tensors", "broadcast_shapes", "einsum", "where", "cdist", "ger", "rsub", "result_type",
+    "promote_types", "can_cast",
+]
 
 values_indices = collections.namedtuple("values_indices", ["values", "indices"])
 torch_return_types_max = type("max", (values_indices,), {"__slots__": ()})
@@ -75,33 +93,35 @@ def _unary(fn):
     return op
 
 
-abs = _unary(core.abs)  # noqa: A001
+abs = torch_op(_unary(core.abs), name="abs", inplace=True, out=True, aliases=("absolute",))  # noqa: A001
 absolute = abs
-neg = negative = _unary(core.neg)
+neg = negative = torch_op(_unary(core.neg), name="neg", inplace=True, out=True, aliases=("negative",))
 _sign = _unary(core.sign)
 
 
+@torch_op(inplace=True, out=True)
 def sign(input):
     return input.clone() if input.dtype is _dt.bool_ else _sign(input)  # sign(bool) is itself in torch
 
 
-exp = _unary(core.exp)
-expm1 = _unary(core.expm1)
-log = _unary(core.log)
-log1p = _unary(core.log1p)
-sqrt = _unary(core.sqrt)
-rsqrt = _unary(core.rsqrt)
-sin = _unary(core.sin)
-cos = _unary(core.cos)
-tan = _unary(core.tan)
-tanh = _unary(core.tanh)
-sigmoid = _unary(core.sigmoid)
-erf = _unary(core.erf)
-floor = _unary(core.floor)
-ceil = _unary(core.ceil)
+exp = torch_op(_unary(core.exp), name="exp", inplace=True, out=True)
+expm1 = torch_op(_unary(core.expm1), name="expm1", inplace=True, out=True)
+log = torch_op(_unary(core.log), name="log", inplace=True, out=True)
+log1p = torch_op(_unary(core.log1p), name="log1p", inplace=True, out=True)
+sqrt = torch_op(_unary(core.sqrt), name="sqrt", inplace=True, out=True)
+rsqrt = torch_op(_unary(core.rsqrt), name="rsqrt", inplace=True, out=True)
+sin = torch_op(_unary(core.sin), name="sin", inplace=True, out=True)
+cos = torch_op(_unary(core.cos), name="cos", inplace=True, out=True)
+tan = torch_op(_unary(core.tan), name="tan", out=True)
+tanh = torch_op(_unary(core.tanh), name="tanh", inplace=True, out=True)
+sigmoid = torch_op(_unary(core.sigmoid), name="sigmoid", inplace=True, out=True)
+erf = torch_op(_unary(core.erf), name="erf", inplace=True, out=True)
+floor = torch_op(_unary(core.floor), name="floor", inplace=True, out=True)
+ceil = torch_op(_unary(core.ceil), name="ceil", inplace=True, out=True)
 _round = _unary(core.round)
 
 
+@torch_op(inplace=True, out=True)
 def round(input, *, decimals=0):  # noqa: A001
     """Half to even; with `decimals`, torch's round(x * 10**d) / 10**d (x / 10**-d for d < 0)."""
     if not decimals:
@@ -117,30 +137,35 @@ def round(input, *, decimals=0):  # noqa: A001
     return out.to(input.dtype)
 
 
-reciprocal = _unary(core.reciprocal)
-logical_not = _unary(core.logical_not)
+reciprocal = torch_op(_unary(core.reciprocal), name="reciprocal", inplace=True, out=True)
+logical_not = torch_op(_unary(core.logical_not), name="logical_not", inplace=True, out=True)
 _relu = _unary(core.relu)
 _square = _unary(core.square)
 
 
+@torch_op(inplace=True)
 def relu(input):
     if input.dtype is _dt.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     return _relu(input)
 
 
+@torch_op(inplace=True, out=True)
 def square(input):
     return _square(input.to(_dt.int64) if input.dtype is _dt.bool_ else input)  # torch: pow(x, 2)
 
 
+@torch_op(out=True)
 def log2(input):
     return _w(core.log2(_t(input)))
 
 
+@torch_op(out=True)
 def log10(input):
     return _w(core.log10(_t(input)))
 
 
+@torch_op(inplace=True, out=True)
 def trunc(input):
     return _w(core.trunc(_t(input)))
 
@@ -170,13 +195,14 @@ def _binary(fn, prim=None, float_only=False):
     return op
 
 
-mul = multiply = _binary(core.mul, core.mul_p)
-true_divide = _binary(core.div, core.div_p, float_only=True)
-floor_divide = _binary(core.floor_divide)
-remainder = _binary(core.remainder)
+mul = multiply = torch_op(_binary(core.mul, core.mul_p), name="mul", inplace=True, out=True, aliases=("multiply",))
+true_divide = torch_op(_binary(core.div, core.div_p, float_only=True), name="true_divide", inplace=True, out=True)
+floor_divide = torch_op(_binary(core.floor_divide), name="floor_divide", inplace=True, out=True)
+remainder = torch_op(_binary(core.remainder), name="remainder", inplace=True, out=True)
 _pow = _binary(core.pow)
 
 
+@torch_op(inplace=True, out=True)
 def pow(input, exponent):  # noqa: A001
     if isinstance(exponent, (int, np.integer)) and not isinstance(exponent, (bool, np.bool_)) and exponent < 0 \
             and isinstance(input, Tensor) and input.dtype.category != _FLOAT:
@@ -186,21 +212,21 @@ def pow(input, exponent):  # noqa: A001
     return _pow(input, exponent)
 
 
-maximum = _binary(core.maximum, core.maximum_p)
-minimum = _binary(core.minimum, core.minimum_p)
-eq = _binary(core.eq, core.eq_p)
-ne = not_equal = _binary(core.ne, core.ne_p)
-lt = less = _binary(core.lt, core.lt_p)
-le = less_equal = _binary(core.le, core.le_p)
-gt = greater = _binary(core.gt, core.gt_p)
-ge = greater_equal = _binary(core.ge, core.ge_p)
-logical_and = _binary(core.logical_and)
-logical_or = _binary(core.logical_or)
-logical_xor = _binary(core.logical_xor)
-bitwise_and = _binary(core.bitwise_and)
-bitwise_or = _binary(core.bitwise_or)
-bitwise_xor = _binary(core.bitwise_xor)
-bitwise_not = _unary(core.bitwise_not)
+maximum = torch_op(_binary(core.maximum, core.maximum_p), name="maximum", out=True)
+minimum = torch_op(_binary(core.minimum, core.minimum_p), name="minimum", out=True)
+eq = torch_op(_binary(core.eq, core.eq_p), name="eq", out=True)
+ne = not_equal = torch_op(_binary(core.ne, core.ne_p), name="ne", out=True)
+lt = less = torch_op(_binary(core.lt, core.lt_p), name="lt", out=True)
+le = less_equal = torch_op(_binary(core.le, core.le_p), name="le", out=True)
+gt = greater = torch_op(_binary(core.gt, core.gt_p), name="gt", out=True)
+ge = greater_equal = torch_op(_binary(core.ge, core.ge_p), name="ge", out=True)
+logical_and = torch_op(_binary(core.logical_and), name="logical_and", out=True)
+logical_or = torch_op(_binary(core.logical_or), name="logical_or", out=True)
+logical_xor = torch_op(_binary(core.logical_xor), name="logical_xor", out=True)
+bitwise_and = torch_op(_binary(core.bitwise_and), name="bitwise_and", inplace=True, out=True)
+bitwise_or = torch_op(_binary(core.bitwise_or), name="bitwise_or", inplace=True, out=True)
+bitwise_xor = torch_op(_binary(core.bitwise_xor), name="bitwise_xor", inplace=True, out=True)
+bitwise_not = torch_op(_unary(core.bitwise_not), name="bitwise_not", inplace=True, out=True)
 
 
 _add = _binary(core.add, core.add_p)
@@ -236,10 +262,12 @@ def _scaled(input, other, alpha):
     return out if out.dtype is dtype else out.to(dtype)  # bool * 2 is int64; torch keeps bool
 
 
+@torch_op(inplace=True, out=True)
 def add(input, other, *, alpha=1):
     return _add(input, _scaled(input, other, alpha))
 
 
+@torch_op(inplace=True, out=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1):
     return _sub(input, _scaled(input, other, alpha))
 
@@ -251,6 +279,7 @@ def rsub(input, other, *, alpha=1):
     return sub(other, input, alpha=alpha)
 
 
+@torch_op(inplace=True, out=True, aliases=("divide",))
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return true_divide(input, other)
@@ -264,50 +293,26 @@ def div(input, other, *, rounding_mode=None):
 divide = div
 
 
+@torch_op(inplace=True, out=True)
 def fmod(input, other):
     """C's fmod: the remainder with the sign of the dividend."""
     return _w(core.fmod(input, other))
 
 
+@torch_op(method=False, out=True)
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     return _w(core.where(condition, input, other))
 
 
-_LIMITS = {d: (np.iinfo(d.np).min, np.iinfo(d.np).max) for d in _dt.INTEGRAL}
-_LIMITS[_dt.float16] = (-65504.0, 65504.0)
-_LIMITS[_dt.float32] = (float(np.finfo(np.float32).min), float(np.finfo(np.float32).max))
-
-
-def check_scalar_fits(value, dtype):
-    """torch's check when a python number is written into a tensor (fill_, masked_fill, setitem): a value out
-    of the dtype's range is a RuntimeError (unsigned types accept -max..max for ints; inf and nan pass)."""
-    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
-        raise ValueError("Overflow when unpacking long long")
-    limits = _LIMITS.get(dtype)
-    if limits is None or isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        return
-    lo, hi = limits
-    if dtype.category == _FLOAT:
-        ok = not math.isfinite(value) or lo <= value <= hi
-    elif isinstance(value, (int, np.integer)) and not dtype.is_signed:
-        ok = -hi <= value <= hi
-    else:
-        ok = math.isnan(value) or lo <= value <= hi if isinstance(value, float) else lo <= value <= hi
-    if not ok:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without overflow")
-
-
-_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
-            "float16": "at::Half", "float32": "float"}
-
-
+@tensor_method("where")
 def _where_method(self, condition, other):
     """Tensor.where(condition, other): self where condition holds, else other."""
     return where(condition, self, other)
 
 
+@torch_op(inplace=True, out=True, aliases=("clip",))
 def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -322,14 +327,17 @@ def clamp(input, min=None, max=None):  # noqa: A002
 clip = clamp
 
 
+@torch_op(inplace=True)
 def clamp_min(input, min):  # noqa: A002
     return clamp(input, min=min)
 
 
+@torch_op(inplace=True)
 def clamp_max(input, max):  # noqa: A002
     return clamp(input, max=max)
 
 
+@torch_op(inplace=True)
 def masked_fill(input, mask, value):
     mask = _t(mask)
     if mask.dtype is not _dt.bool_:
@@ -345,10 +353,12 @@ def masked_fill(input, mask, value):
     return _w(core.where(mask, value, input))
 
 
+@torch_op(inplace=True, out=True)
 def lerp(input, end, weight):
     return _w(core.add(input, core.mul(weight, core.sub(end, input))))
 
 
+@torch_op
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = _t(input), _t(other)
     close = core.le(core.abs(core.sub(a, b)), core.add(atol, core.mul(rtol, core.abs(b))))
@@ -358,24 +368,29 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _w(close)
 
 
+@torch_op
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(core.all(isclose(input, other, rtol, atol, equal_nan)).item())
 
 
+@torch_op
 def equal(input, other):
     return tuple(input.shape) == tuple(other.shape) and bool(core.all(core.eq(input, other)).item())
 
 
+@torch_op
 def isnan(input):
     x = _t(input)
     return _w(core.ne(x, x))
 
 
+@torch_op
 def isinf(input):
     x = _t(input)
     return _w(core.eq(core.abs(x), math.inf)) if x.dtype.category == _dt.FLOAT else zeros_like_bool(x)
 
 
+@torch_op
 def isfinite(input):
     return _w(core.isfinite(_t(input)))
 
@@ -419,6 +434,7 @@ def _with_dtype(out, dtype):
     return _w(out if out.dtype is dtype else core.cast(out, dtype))
 
 
+@torch_op(out=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     if dtype is not None:
@@ -426,6 +442,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     return _with_dtype(core.sum(x, axis, keepdim), dtype)
 
 
+@torch_op(out=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     if dtype is not None:
@@ -433,6 +450,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     return _with_dtype(core.prod(x, axis, keepdim), dtype)
 
 
+@torch_op(out=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     x = _t(input)
     if dtype is not None:
@@ -459,6 +477,7 @@ def _check_float_for_var(x):
         raise RuntimeError("std and var only support floating point and complex dtypes")
 
 
+@torch_op(out=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # the var(input, unbiased) overload
         dim, unbiased = None, dim
@@ -467,6 +486,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _w(core.var(x, axis, _correction(unbiased, correction), keepdim))
 
 
+@torch_op(out=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # the std(input, unbiased) overload
         dim, unbiased = None, dim
@@ -498,22 +518,25 @@ def _extremum(name, core_reduce, core_arg, core_pair, rtype):
     return op
 
 
-max = _extremum("max", core.max, core.argmax, core.maximum, torch_return_types_max)  # noqa: A001
-min = _extremum("min", core.min, core.argmin, core.minimum, torch_return_types_min)  # noqa: A001
+max = torch_op(_extremum('max', core.max, core.argmax, core.maximum, torch_return_types_max), name="max")  # noqa: A001
+min = torch_op(_extremum('min', core.min, core.argmin, core.minimum, torch_return_types_min), name="min")  # noqa: A001
 
 
+@torch_op(out=True)
 def amax(input, dim=(), keepdim=False):
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     _check_nonempty("amax", x, axis, RuntimeError)
     return _w(core.max(x, axis, keepdim))
 
 
+@torch_op(out=True)
 def amin(input, dim=(), keepdim=False):
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     _check_nonempty("amin", x, axis, RuntimeError)
     return _w(core.min(x, axis, keepdim))
 
 
+@torch_op(out=True)
 def argmax(input, dim=None, keepdim=False):
     x = _t(input)
     if x.dtype is _dt.bool_:
@@ -523,6 +546,7 @@ def argmax(input, dim=None, keepdim=False):
     return _w(core.argmax(x, axis, keepdim))
 
 
+@torch_op(out=True)
 def argmin(input, dim=None, keepdim=False):
     x = _t(input)
     if x.dtype is _dt.bool_:
@@ -532,16 +556,19 @@ def argmin(input, dim=None, keepdim=False):
     return _w(core.argmin(x, axis, keepdim))
 
 
+@torch_op(out=True)
 def all(input, dim=None, keepdim=False):  # noqa: A001
     x, axis, keepdim = _reduce_args(input, dim, keepdim, empty_is_all=False)
     return _with_dtype(core.all(x, axis, keepdim), _dt.uint8 if x.dtype is _dt.uint8 else None)  # uint8 stays
 
 
+@torch_op(out=True)
 def any(input, dim=None, keepdim=False):  # noqa: A001
     x, axis, keepdim = _reduce_args(input, dim, keepdim, empty_is_all=False)
     return _with_dtype(core.any(x, axis, keepdim), _dt.uint8 if x.dtype is _dt.uint8 else None)
 
 
+@torch_op(out=True)
 def cumsum(input, dim, *, dtype=None):
     x = _t(input)
     if dtype is not None:
@@ -549,6 +576,7 @@ def cumsum(input, dim, *, dtype=None):
     return _with_dtype(core.cumsum(x, _dim(dim, x.ndim)), dtype)
 
 
+@torch_op(out=True)
 def logsumexp(input, dim, keepdim=False):
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     return _w(core.logsumexp(x, axis, keepdim))
@@ -563,18 +591,21 @@ def _softmax_input(input, dtype, name):
     return x
 
 
+@torch_op
 def softmax(input, dim, dtype=None):
     x = _softmax_input(input, dtype, "softmax")
     d = _dim(dim, x.ndim)
     return _w(core.softmax(x, d)) if x.dtype.category == _FLOAT else x.clone()
 
 
+@torch_op
 def log_softmax(input, dim, dtype=None):
     x = _softmax_input(input, dtype, "log_softmax")
     d = _dim(dim, x.ndim)
     return _w(core.log_softmax(x, d)) if x.dtype.category == _FLOAT else x.clone()
 
 
+@torch_op(out=True)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     x = _t(input)
     if dtype is not None:
@@ -587,6 +618,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return _w(core.norm(x, ord_, axis, keepdim))
 
 
+@torch_op
 def count_nonzero(input, dim=None):
     x = _t(input)
     return _w(core.sum(core.ne(x, 0), _axis(dim, x.ndim)))
@@ -596,16 +628,19 @@ def count_nonzero(input, dim=None):
 # sorting, indexing
 
 
+@torch_op
 def sort(input, dim=-1, descending=False, stable=False):
     x = _t(input)
     values, idx = core.sort(x, _dim(dim, x.ndim) if x.ndim else 0, descending)
     return torch_return_types_sort(_w(values), _w(idx))
 
 
+@torch_op
 def argsort(input, dim=-1, descending=False, stable=False):
     return sort(input, dim, descending, stable).indices
 
 
+@torch_op
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     x = _t(input)
     d = _dim(dim, x.ndim)
@@ -627,6 +662,7 @@ def _bounds_as_runtime_error(fn, *args):
         raise RuntimeError(str(e)) from None
 
 
+@torch_op(out=True)
 def gather(input, dim, index):
     x = _t(input)
     return _bounds_as_runtime_error(core.gather, x, _dim(dim, x.ndim), _index(index))
@@ -646,6 +682,7 @@ def _check_same_dtype(name, x, src, what="src"):
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to {what}.dtype")
 
 
+@torch_op(inplace=True)
 def scatter(input, dim, index, src=None, value=None, reduce=None):
     x = _t(input)
     if src is None:
@@ -660,12 +697,14 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
     return _bounds_as_runtime_error(core.scatter, x, _dim(dim, x.ndim), _index(index), src)
 
 
+@torch_op(inplace=True)
 def scatter_add(input, dim, index, src):
     x = _t(input)
     _check_same_dtype("scatter", x, src)
     return _bounds_as_runtime_error(core.scatter_add, x, _dim(dim, x.ndim), _index(index), src)
 
 
+@torch_op(out=True)
 def index_select(input, dim, index):
     x = _t(input)
     idx = _index(index)
@@ -674,6 +713,7 @@ def index_select(input, dim, index):
     return _w(core.take(x, core.reshape(idx, (-1,)), axis=_dim(dim, x.ndim)))
 
 
+@torch_op(inplace=True)
 def index_add(input, dim, index, source, *, alpha=1):
     x = _t(input)
     _check_same_dtype("index_add", x, source, "source")
@@ -682,10 +722,12 @@ def index_add(input, dim, index, source, *, alpha=1):
     return _bounds_as_runtime_error(core.index_add, x, _index(index), source, _dim(dim, x.ndim))
 
 
+@torch_op(out=True)
 def take(input, index):
     return _w(core.take(_t(input), _index(index)))
 
 
+@torch_op
 def take_along_dim(input, indices, dim=None):
     x = _t(input)
     if dim is None:
@@ -693,6 +735,7 @@ def take_along_dim(input, indices, dim=None):
     return _w(core.take_along_axis(x, _index(indices), _dim(dim, x.ndim)))
 
 
+@torch_op
 def nonzero(input, *, as_tuple=False):
     x = _t(input)
     if x.device.type == "meta":
@@ -703,6 +746,7 @@ def nonzero(input, *, as_tuple=False):
     return Tensor._from_value(core.asarray(np.stack(nz, 1).astype(np.int64) if nz else np.zeros((1, 0), np.int64)))
 
 
+@torch_op
 def masked_select(input, mask):
     x, mask = _t(input), _t(mask)
     if mask.dtype is not _dt.bool_:
@@ -716,6 +760,7 @@ def masked_select(input, mask):
 # joining, shape
 
 
+@torch_op(method=False, out=True)
 def cat(tensors, dim=0):
     tensors = [_t(x) for x in tensors]
     if not tensors:
@@ -740,6 +785,7 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
+@torch_op(method=False, out=True)
 def stack(tensors, dim=0):
     tensors = [_t(x) for x in tensors]
     if not tensors:
@@ -756,20 +802,24 @@ def stack(tensors, dim=0):
     return cat([x.unsqueeze(d) for x in tensors], d)
 
 
+@torch_op(method=False, out=True)
 def hstack(tensors):
     tensors = [_t(x) for x in tensors]
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
+@torch_op(method=False, out=True)
 def vstack(tensors):
     return cat([x if x.ndim > 1 else x.reshape(1, -1) for x in (_t(t) for t in tensors)], 0)
 
 
+@torch_op
 def flip(input, dims):
     x = _t(input)
     return _w(core.flip(x, _axis(tuple(dims) if isinstance(dims, (list, tuple)) else (dims,), x.ndim)))
 
 
+@torch_op
 def roll(input, shifts, dims=None):
     x = _t(input)
     if dims is not None:
@@ -777,10 +827,12 @@ def roll(input, shifts, dims=None):
     return _w(core.roll(x, shifts, dims))
 
 
+@torch_op(inplace=True)
 def tril(input, diagonal=0):
     return _triangle(input, diagonal, lower=True)
 
 
+@torch_op(inplace=True)
 def triu(input, diagonal=0):
     return _triangle(input, diagonal, lower=False)
 
@@ -792,6 +844,7 @@ def _triangle(input, diagonal, lower):
     return _w(core.tril(x, diagonal) if lower else core.triu(x, diagonal))
 
 
+@torch_op
 def repeat(self, *sizes):
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
     if len(sizes) < self.ndim:
@@ -800,6 +853,7 @@ def repeat(self, *sizes):
     return _w(core.tile(self, sizes))
 
 
+@torch_op
 def tile(input, dims):
     dims = tuple(dims)
     x = _t(input)
@@ -808,6 +862,7 @@ def tile(input, dims):
     return repeat(x, *dims)
 
 
+@torch_op
 def broadcast_to(input, size):
     return _t(input).expand(*size)
 
@@ -832,6 +887,7 @@ def broadcast_shapes(*shapes):
 # linear algebra
 
 
+@torch_op(out=True)
 def matmul(input, other):
     if input.dtype is not other.dtype:  # torch does not promote here
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {input.dtype} != {other.dtype}")
@@ -843,6 +899,7 @@ def matmul(input, other):
         raise RuntimeError(str(e)) from None
 
 
+@torch_op(out=True)
 def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
@@ -852,6 +909,7 @@ def mm(input, mat2):
     return matmul(input, mat2)
 
 
+@torch_op(out=True)
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (got {input.ndim}D and {mat2.ndim}D)")
@@ -861,10 +919,12 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
+@torch_op(out=True)
 def mv(input, vec):
     return matmul(input, vec)
 
 
+@torch_op(out=True, aliases=("inner",))
 def dot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
@@ -878,6 +938,7 @@ def dot(input, other):
 inner = dot
 
 
+@torch_op(out=True)
 def outer(input, vec2):
     return _w(core.outer(_t(input), _t(vec2)))
 
@@ -928,6 +989,7 @@ def _einsum_diagonal(spec, x):
         tokens = [c for k, c in enumerate(tokens) if k not in (i, j)] + [dup]
 
 
+@torch_op(out=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     out = mm(mat1, mat2)
     if alpha != 1:
@@ -935,10 +997,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return out + (input if beta == 1 else input * beta)
 
 
+@torch_op
 def trace(input):
     return input.diagonal().sum()
 
 
+@torch_op
 def diag(input, diagonal=0):
     x = _t(input)
     if x.ndim == 2:
@@ -951,28 +1015,3 @@ def diag(input, diagonal=0):
 def cdist(x1, x2, p=2.0):
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return norm(diff, p=p, dim=-1)
-
-
-# ---------------------------------------------------------------------------
-# the Tensor methods that are these functions with self first
-
-_METHODS = [
-    "abs", "neg", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin",
-    "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "reciprocal", "logical_not", "relu",
-    "square", "trunc", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-    "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-    "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "lerp",
-    "isclose", "allclose", "equal", "isnan", "isinf", "isfinite", "sum", "prod", "mean", "var", "std", "max",
-    "min", "amax", "amin", "argmax", "argmin", "all", "any", "cumsum", "logsumexp", "softmax", "log_softmax",
-    "norm", "count_nonzero", "sort", "argsort", "topk", "gather", "scatter", "scatter_add", "index_select",
-    "index_add", "take", "take_along_dim", "nonzero", "masked_select", "flip", "roll", "tril", "triu", "repeat",
-    "tile", "broadcast_to", "matmul", "mm", "bmm", "mv", "dot", "inner", "outer", "addmm", "trace", "diag",
-]
-
-
-def install(T):
-    g = globals()
-    for name in _METHODS:
-        setattr(T, name, g[name])
-    T.where = _where_method

@@ -7,17 +7,126 @@ Views share the Storage, hence its value and version counter. Autograd state:
 `_grad`, and for views `_base` plus the storage version their history matches.
 """
 import copy as _copy
-import math
+import weakref
 
 import numpy as np
 
 from .. import core
-from ..core import dtypes as _dt
+from ..core import aval, dtypes as _dt
 from ..core import as_strided_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
-from .dispatch import record_node, tensor_bind
+from .autograd.graph import Node, Saved
+from .grad_mode import _state
+from .printing import _format
 from .storage import DataStorage, Storage
+
+
+# ---------------------------------------------------------------------------
+# the bind hook: how a primitive runs when Tensors are among its arguments
+#
+# `core.bind` sees a value whose type defines `__mt_bind__` and hands the call here. We unwrap each
+# Tensor to its current core value, bind the primitive on the values (which may be tracers inside
+# `torch.func` transforms), wrap the outputs as new Tensors, and, when grad mode is on and an input
+# requires grad, record one autograd Node holding what the primitive's VJP rules read.
+
+
+def _grad_enabled():
+    return _state.enabled
+
+
+class UnsupportedDTypeError(NotImplementedError, TypeError):
+    """A dtype an op does not support: torch raises NotImplementedError (a RuntimeError) there,
+    the core a TypeError; this is both, so either `except` clause catches it."""
+
+
+def tensor_bind(prim, args, params):
+    vals = []
+    record = False
+    for a in args:
+        if isinstance(a, Tensor):
+            vals.append(a._value())
+            if a._rg:
+                record = True
+        else:
+            vals.append(a)
+    try:
+        out = prim.bind(*vals, **params)
+    except (ValueError, ZeroDivisionError) as e:  # shape errors, integer division by zero: RuntimeError in torch
+        raise RuntimeError(str(e)) from None
+    except TypeError as e:  # the core's dtype checks: NotImplementedError ("not implemented for 'Bool'") in torch
+        raise UnsupportedDTypeError(str(e)) from None
+    if record and prim.vjp is not None and _state.enabled:
+        return record_node(prim, params, args, vals, out)
+    if prim.multiple_results:
+        return tuple(Tensor._from_value(o) for o in out)
+    return Tensor._from_value(out)
+
+
+def aval_of(v):
+    """A bufferless stand-in with v's shape, dtype and device, for rules that read only avals."""
+    return aval(v.shape, v.dtype, v.device)
+
+
+def edge_of(t):
+    """The (node, output_nr) a gradient for tensor t flows into, or (None, 0)."""
+    if not t._rg:
+        return (None, 0)
+    return t._edge()
+
+
+_NO_EDGE = (None, 0)
+
+
+def record_node(prim, params, args, vals, out):
+    """Record prim(args) -> out on the tape; return the output Tensors with this node as grad_fn."""
+    edges = tuple([a._edge() if isinstance(a, Tensor) and a._rg else _NO_EDGE for a in args])
+    reads = prim.vjp_reads
+    if prim.vjp_reads_by_input is not None:  # only what the rules of inputs needing a gradient read
+        reads = set()
+        for e, r in zip(edges, prim.vjp_reads_by_input):
+            if e[0] is not None:
+                reads.update(r)
+    saved = {}
+    specs = []
+    if reads:
+        for i, v in enumerate(vals):
+            if i in reads:
+                a = args[i]
+                if isinstance(a, Tensor):
+                    counter = a._storage.version
+                    saved[i] = Saved(v, counter, counter.value, edges[i], a._rg)
+                else:
+                    saved[i] = Saved(v, None, 0, _NO_EDGE, False)
+                specs.append(None)
+            else:
+                specs.append((v.shape, v.dtype, v.device))
+    else:
+        specs = [(v.shape, v.dtype, v.device) for v in vals]
+    if not prim.multiple_results:
+        node = Node(prim, params, edges, saved, specs, ((out.shape, out.dtype, out.device),))
+        t = Tensor._from_value(out)
+        if out.dtype.category == _FLOAT:
+            t._grad_fn = node
+            t._rg = True
+        if "out" in reads:
+            node.out_saved = [Saved(out, t._storage.version, 0, (node, 0), True)]
+        return t
+    node = Node(prim, params, edges, saved, specs, tuple((o.shape, o.dtype, o.device) for o in out))
+    results = []
+    for k, o in enumerate(out):
+        t = Tensor._from_value(o)
+        if o.dtype.category == _FLOAT:
+            t._grad_fn = node
+            t._output_nr = k
+            t._rg = True
+        results.append(t)
+    if "out" in reads:
+        node.out_saved = [Saved(o, t._storage.version, 0, (node, k), True) for k, (o, t) in enumerate(zip(out, results))]
+    return tuple(results)
+
+
+_FLOAT = _dt.FLOAT
 
 
 class Size(tuple):
@@ -55,11 +164,10 @@ class Tensor:
     __mt_bind__ = staticmethod(tensor_bind)
 
     def __new__(cls, *args, **kwargs):
-        if cls is Tensor and args:
-            from .creation import tensor as _tensor_fn
+        if cls is Tensor and args:  # the legacy constructor: Tensor(data) or Tensor(*size), default dtype
             if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
-                return _tensor_fn(args[0], dtype=_dt.default_float)
-            return _tensor_fn(np.zeros(tuple(int(a) for a in args)), dtype=_dt.default_float)
+                return Tensor._from_value(core.asarray(args[0], dtype=_dt.default_float))
+            return Tensor._from_value(core.zeros(tuple(int(a) for a in args), dtype=_dt.default_float))
         return object.__new__(cls)
 
     # ------------------------------------------------------------------
@@ -394,25 +502,6 @@ class Tensor:
             self._acc = AccumulateGrad(self)
         return (self._acc, 0)
 
-    def _accumulate_grad(self, g, create_graph):
-        if not isinstance(g, Tensor):
-            g = Tensor._from_value(g)
-        elif not create_graph:
-            g = g.detach()
-        if self._grad is None:
-            self._grad = g
-        elif create_graph:
-            self._grad = self._grad + g
-        else:  # into the existing grad tensor, as PyTorch does (`g = p.grad` stays current)
-            from .inplace import write
-            with grad_mode.no_grad():
-                write(self._grad, Tensor._from_value(core.add(self._grad._value(), g._value())))
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) * gradient into every leaf's .grad."""
-        from ..autograd import backward as _backward
-        _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     def register_hook(self, hook):
         """hook(grad) runs when this tensor's gradient is computed; it may return a replacement."""
         if not self._rg:
@@ -429,7 +518,6 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self._retains_grad:
             return
-        import weakref
         ref = weakref.ref(self)
 
         def keep(g):
@@ -484,8 +572,6 @@ class Tensor:
             raise RuntimeError(_VIEW_LEAF_INPLACE)
 
 
-from . import dispatch as _dispatch  # noqa: E402
-_dispatch.Tensor = Tensor
 
 
 def _alias_leaf(node, value):
@@ -500,132 +586,3 @@ def _dim(d, ndim):
     if not -n <= d < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
     return d % n
-
-
-# printing: a port of torch/_tensor_str.py (precision 4, threshold 1000, edgeitems 3, linewidth 80)
-_PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH = 4, 1000, 3, 80
-
-
-class _Formatter:
-    """torch's _Formatter: one width for every element; floats in int mode (`1.`), fixed (4 decimals) or
-    scientific notation, decided from the finite non-zero values only."""
-
-    def __init__(self, arr):
-        self.floating = arr.dtype.kind == "f"
-        self.int_mode, self.sci_mode, self.max_width = True, False, 1
-        flat = arr.reshape(-1)
-        if not self.floating:
-            for v in flat.tolist():
-                self.max_width = max(self.max_width, len(str(v)))
-            return
-        vals = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
-        if not vals.size:
-            return
-        mags = np.abs(vals)
-        lo, hi = float(mags.min()), float(mags.max())
-        self.int_mode = bool(np.all(vals == np.ceil(vals)))
-        self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-        for v in vals.tolist():
-            if self.sci_mode:
-                n = len(f"{v:.{_PRECISION}e}")
-            elif self.int_mode:
-                n = len(f"{v:.0f}") + 1
-            else:
-                n = len(f"{v:.{_PRECISION}f}")
-            self.max_width = max(self.max_width, n)
-
-    def format(self, v):
-        if self.floating:
-            if self.sci_mode:
-                ret = f"{v:{self.max_width}.{_PRECISION}e}"
-            elif self.int_mode:
-                ret = f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".")
-            else:
-                ret = f"{v:.{_PRECISION}f}"
-        else:
-            ret = str(v)
-        return (self.max_width - len(ret)) * " " + ret
-
-
-def _summarized(arr):
-    """The elements torch's formatter sees for a large tensor: the edge items of every dim."""
-    if arr.ndim == 0:
-        return arr
-    if arr.ndim == 1:
-        return np.concatenate([arr[:_EDGEITEMS], arr[-_EDGEITEMS:]]) if arr.shape[0] > 2 * _EDGEITEMS else arr
-    rows = list(range(arr.shape[0]))
-    if arr.shape[0] > 2 * _EDGEITEMS:
-        rows = rows[:_EDGEITEMS] + rows[-_EDGEITEMS:]
-    return np.stack([_summarized(arr[i]) for i in rows])
-
-
-def _vector_str(arr, indent, summarize, fmt):
-    per_line = max(1, math.floor((_LINEWIDTH - indent) / (fmt.max_width + 2)))
-    if summarize and arr.shape[0] > 2 * _EDGEITEMS:
-        data = ([fmt.format(v) for v in arr[:_EDGEITEMS].tolist()] + [" ..."]
-                + [fmt.format(v) for v in arr[-_EDGEITEMS:].tolist()])
-    else:
-        data = [fmt.format(v) for v in arr.tolist()]
-    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
-    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
-
-
-def _array_str(arr, indent, summarize, fmt):
-    if arr.ndim == 0:
-        return fmt.format(arr.item())
-    if arr.ndim == 1:
-        return _vector_str(arr, indent, summarize, fmt)
-    if summarize and arr.shape[0] > 2 * _EDGEITEMS:
-        slices = ([_array_str(arr[i], indent + 1, summarize, fmt) for i in range(_EDGEITEMS)] + ["..."]
-                  + [_array_str(arr[i], indent + 1, summarize, fmt)
-                     for i in range(arr.shape[0] - _EDGEITEMS, arr.shape[0])])
-    else:
-        slices = [_array_str(arr[i], indent + 1, summarize, fmt) for i in range(arr.shape[0])]
-    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
-
-
-def _add_suffixes(body, suffixes, indent):
-    out = [body]
-    last = len(body) - body.rfind("\n") + 1
-    for suffix in suffixes:
-        if last + len(suffix) + 2 > _LINEWIDTH:
-            out.append(",\n" + " " * indent + suffix)
-            last = indent + len(suffix)
-        else:
-            out.append(", " + suffix)
-            last += len(suffix) + 2
-    return "".join(out) + ")"
-
-
-def _format(t):
-    v = t._value()
-    if not isinstance(v, core.Array):
-        return f"tensor(<traced {type(v).__name__}>, shape={list(t._shape)})"
-    prefix = "tensor("
-    suffixes = []
-    if t.device.type != "cpu":
-        suffixes.append(f"device='{t.device}'")
-    if t.device.type == "meta":
-        body = "..."
-        suffixes.append(f"size={tuple(t._shape)}")
-        if t.dtype is not _dt.default_float:
-            suffixes.append(f"dtype={t.dtype}")
-    else:
-        arr = np.asarray(v)
-        if arr.size == 0:
-            body = "[]"
-            if arr.ndim != 1:
-                suffixes.append(f"size={tuple(arr.shape)}")
-            if t.dtype is not _dt.default_float:
-                suffixes.append(f"dtype={t.dtype}")
-        else:
-            if t.dtype not in (_dt.default_float, _dt.int64, _dt.bool_):
-                suffixes.append(f"dtype={t.dtype}")
-            summarize = arr.size > _THRESHOLD
-            fmt = _Formatter(_summarized(arr) if summarize else arr)
-            body = _array_str(arr, len(prefix), summarize, fmt)
-    if t._grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")
-    elif t._rg:
-        suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + body, suffixes, len(prefix))

@@ -8,7 +8,13 @@ import numpy as np
 
 from .. import core
 from ..core import reshape_p
+from .declare import tensor_method, torch_op
 from .tensor import Tensor, _dim, contiguous_strides
+
+__all__ = [
+    "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
+    "split", "chunk", "unbind", "diagonal", "movedim", "t", "swapaxes", "swapdims", "moveaxis",
+]
 
 
 def _view(self, shape, strides, offset, record):
@@ -87,6 +93,7 @@ def _view_strides(shape, old_shape, old_strides):
     return tuple(new_strides)
 
 
+@tensor_method
 def view(self, *shape):
     """The same data with a new shape; raises when the strides do not allow it (use reshape)."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
@@ -100,6 +107,7 @@ def view(self, *shape):
     return _view(self, shape, strides, offset, lambda t: core.reshape(t, shape))
 
 
+@torch_op
 def reshape(self, *shape):
     """A view when the strides allow it, else a copy."""
     shape = _infer_view_shape(_shape_args(shape), self.numel(), "reshape")
@@ -110,14 +118,17 @@ def reshape(self, *shape):
     return _view(self, shape, strides, offset, lambda t: core.reshape(t, shape))
 
 
+@tensor_method
 def view_as(self, other):
     return view(self, other.shape)
 
 
+@tensor_method
 def reshape_as(self, other):
     return reshape(self, other.shape)
 
 
+@torch_op
 def permute(self, *dims):
     dims = _shape_args(dims)
     if len(dims) != self.ndim:
@@ -132,6 +143,7 @@ def permute(self, *dims):
                  lambda t: core.transpose(t, perm))
 
 
+@torch_op(aliases=("swapaxes", "swapdims"))
 def transpose(self, dim0, dim1):
     if self.ndim == 0:
         return _view(self, (), (), self._offset, _same)
@@ -141,12 +153,14 @@ def transpose(self, dim0, dim1):
     return permute(self, *perm)
 
 
+@torch_op
 def t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
     return transpose(self, 0, 1) if self.ndim == 2 else _view(self, *self._geometry(), _same)
 
 
+@tensor_method
 def expand(self, *sizes):
     sizes = _int_shape(_shape_args(sizes))
     if len(sizes) < self.ndim:
@@ -177,10 +191,12 @@ def expand(self, *sizes):
     return _view(self, target, tuple(new_strides), offset, lambda x: core.broadcast_to(x, target))
 
 
+@tensor_method
 def expand_as(self, other):
     return expand(self, other.shape)
 
 
+@torch_op
 def squeeze(self, dim=None):
     shape, strides, offset = self._geometry()
     if dim is None:
@@ -196,6 +212,7 @@ def squeeze(self, dim=None):
                  lambda x: core.squeeze(x, axes))
 
 
+@torch_op
 def unsqueeze(self, dim):
     d = _dim(dim, self.ndim + 1)
     shape, strides, offset = self._geometry()
@@ -204,6 +221,7 @@ def unsqueeze(self, dim):
                  lambda x: core.expand_dims(x, d))
 
 
+@torch_op
 def narrow(self, dim, start, length):
     d = _dim(dim, self.ndim)
     size = self._shape[d]
@@ -226,6 +244,7 @@ def _slice_view(self, d, start, stop, step):
     return _view(self, new_shape, new_strides, offset + start * strides[d], lambda x: core.static_slice(x, key))
 
 
+@torch_op
 def select(self, dim, index):
     if self.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -241,6 +260,7 @@ def select(self, dim, index):
                  lambda x: core.getitem(x, key))
 
 
+@torch_op
 def diagonal(self, offset=0, dim1=0, dim2=1):
     d1, d2 = _dim(dim1, self.ndim), _dim(dim2, self.ndim)
     if d1 == d2:
@@ -272,6 +292,7 @@ def _contiguous_geometry(x):
     return shape, contiguous_strides(shape), 0
 
 
+@tensor_method
 def unfold(self, dimension, size, step):
     d = _dim(dimension, max(self.ndim, 1)) if self.ndim else 0
     shape, strides, offset = self._geometry()
@@ -292,6 +313,7 @@ def unfold(self, dimension, size, step):
     return _view(self, new_shape, new_strides, offset, record)
 
 
+@torch_op
 def split(self, split_size_or_sections, dim=0):
     d = _dim(dim, self.ndim)
     size = self._shape[d]
@@ -312,6 +334,7 @@ def split(self, split_size_or_sections, dim=0):
     return tuple(out)
 
 
+@torch_op
 def chunk(self, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -322,11 +345,13 @@ def chunk(self, chunks, dim=0):
     return split(self, -(-size // chunks), d)
 
 
+@torch_op
 def unbind(self, dim=0):
     d = _dim(dim, self.ndim)
     return tuple(select(self, d, i) for i in range(self._shape[d]))
 
 
+@torch_op
 def flatten(self, start_dim=0, end_dim=-1):
     if self.ndim == 0:
         return reshape(self, (1,))
@@ -340,12 +365,14 @@ def flatten(self, start_dim=0, end_dim=-1):
     return reshape(self, shape[:s] + (n,) + shape[e + 1:])
 
 
+@torch_op
 def unflatten(self, dim, sizes):
     d = _dim(dim, self.ndim)
     sizes = _infer_view_shape(sizes, self._shape[d], "unflatten")
     return reshape(self, self._shape[:d] + tuple(sizes) + self._shape[d + 1:])
 
 
+@torch_op(aliases=("moveaxis",))
 def movedim(self, source, destination):
     src = [_dim(s, self.ndim) for s in (source if isinstance(source, (tuple, list)) else (source,))]
     dst = [_dim(s, self.ndim) for s in (destination if isinstance(destination, (tuple, list)) else (destination,))]
@@ -358,6 +385,7 @@ def movedim(self, source, destination):
     return permute(self, *perm)
 
 
+@tensor_method
 def contiguous(self, memory_format=None):
     """self when already contiguous, else a contiguous copy."""
     return self if self.is_contiguous() else self.clone()
@@ -527,13 +555,8 @@ def _new_axis_positions(keys, ndim):
     return out
 
 
-def install(T):
-    for name in ("view", "reshape", "view_as", "reshape_as", "permute", "transpose", "t", "expand", "expand_as",
-                 "squeeze", "unsqueeze", "narrow", "select", "diagonal", "unfold", "split", "chunk", "unbind",
-                 "flatten", "unflatten", "movedim", "contiguous"):
-        setattr(T, name, globals()[name])
-    T.__getitem__ = getitem
-    T.swapaxes = T.swapdims = transpose
-    T.moveaxis = movedim
-    T.T = property(lambda self: permute(self, *reversed(range(self.ndim))))
-    T.mT = property(lambda self: transpose(self, -2, -1))
+tensor_method(getitem, "__getitem__")
+tensor_method(property(lambda self: permute(self, *reversed(range(self.ndim)))), "T")
+tensor_method(property(lambda self: transpose(self, -2, -1)), "mT")
+swapaxes = swapdims = transpose
+moveaxis = movedim

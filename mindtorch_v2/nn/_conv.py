@@ -7,7 +7,7 @@ averaging matrix over core's adaptive bins otherwise.
 """
 import numbers
 
-from ..core.ops.nn import (adaptive_pool_bins, avg_pool, conv, conv_transpose, conv_transpose_sizes, max_pool,
+from ..core import (adaptive_pool_bins, avg_pool, conv, conv_transpose, conv_transpose_sizes, max_pool,
                            max_pool_indices)
 from ..eager.creation import arange, tensor, zeros
 from ..eager.ops import cat, einsum, matmul, relu

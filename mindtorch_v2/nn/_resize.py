@@ -8,7 +8,7 @@ import math
 import warnings
 
 from ..core import int64, pad
-from ..core.ops.nn import windows, windows_transpose
+from ..core import windows, windows_transpose
 from ..eager.creation import tensor
 from ._conv import _adaptive_avg_pool
 from ._utils import along, ntuple

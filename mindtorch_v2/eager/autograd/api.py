@@ -1,17 +1,17 @@
 """torch.autograd.backward and torch.autograd.grad on top of the engine."""
 from ... import core
+from ..declare import tensor_method
+from ..tensor import Tensor
 from . import engine
 
 
 def _tensors(x):
-    from ..tensor import Tensor
     if isinstance(x, Tensor):
         return [x]
     return list(x)
 
 
 def _root_grads(outputs, grad_outputs, create_graph):
-    from ..tensor import Tensor
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
@@ -62,13 +62,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                               inputs=[t._edge() for t in inputs], accumulate=False)
     for t, g in zip(inputs, res):
         if g is not None:
-            t._accumulate_grad(g, create_graph)
+            engine.accumulate_grad(t, g, create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of `outputs` with respect to `inputs`, as a tuple (nothing is accumulated)."""
-    from ..tensor import Tensor
     outputs = _tensors(outputs)
 
     inputs = _tensors(inputs)
@@ -100,3 +99,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         else:
             out.append(Tensor._from_value(g))
     return tuple(out)
+
+
+@tensor_method("backward")
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(self)/d(leaf) * gradient into every leaf's .grad."""
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)

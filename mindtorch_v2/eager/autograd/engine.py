@@ -16,6 +16,8 @@ import heapq
 from ... import core
 from . import graph
 from .. import grad_mode
+from ..tensor import Tensor
+from ..writeback import write
 
 FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -68,7 +70,6 @@ def _is_core(x):
 
 def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accumulate=True):
     """Propagate `grads` from root edges. With `inputs` (edges), return their gradients."""
-    from ..tensor import Tensor
     captured = {}
     targets = None
     if inputs is not None:
@@ -113,7 +114,7 @@ def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accum
                         captured[i] = g
             if type(node) is graph.AccumulateGrad:
                 if accumulate and gs[0] is not None:
-                    node.variable._accumulate_grad(gs[0], create_graph)
+                    accumulate_grad(node.variable, gs[0], create_graph)
                 continue
             if type(node) is graph.Node:
                 _run_node(node, gs, push, create_graph, retain_graph, Tensor)
@@ -180,3 +181,18 @@ def _propagate(node, grads_in, gs, push):
     for edge, gi in zip(node.next_functions, grads_in):
         if gi is not None:
             push(edge, gi)
+
+
+def accumulate_grad(self, g, create_graph):
+    """Add gradient g into leaf tensor self's .grad (into the existing grad tensor, as PyTorch does)."""
+    if not isinstance(g, Tensor):
+        g = Tensor._from_value(g)
+    elif not create_graph:
+        g = g.detach()
+    if self._grad is None:
+        self._grad = g
+    elif create_graph:
+        self._grad = self._grad + g
+    else:  # into the existing grad tensor, as PyTorch does (`g = p.grad` stays current)
+        with grad_mode.no_grad():
+            write(self._grad, Tensor._from_value(core.add(self._grad._value(), g._value())))

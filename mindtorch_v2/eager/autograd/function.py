@@ -32,18 +32,15 @@ import weakref
 
 from ... import core
 from ...core import dtypes as _dt
-from ...core import as_strided_scatter_p, broadcast_shapes, sum_to_shape
+from ...core import broadcast_shapes, sum_to_shape
 from .. import grad_mode
+from ..tensor import Tensor
+from ..writeback import record_history
 from . import graph
 from .engine import FREED_MSG
 
 _LEAF_DIRTY = "a leaf Variable that requires grad has been used in an in-place operation."
 _VIEW_LEAF_DIRTY = "a view of a leaf Variable that requires grad is being used in an in-place operation."
-
-
-def _tensor_type():
-    from ..tensor import Tensor
-    return Tensor
 
 
 class _SavedTensor:
@@ -102,7 +99,6 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         """Keep tensors (or None) for backward; read them back with `ctx.saved_tensors`."""
-        Tensor = _tensor_type()
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
@@ -186,7 +182,6 @@ class BackwardCFunction:
 
     def apply(self, grads, create_graph):
         """Run the user's backward on the output grads; return one grad per Tensor input (or None)."""
-        Tensor = _tensor_type()
         ctx = self.ctx
         args = []
         for g, meta in zip(grads, self.out_meta):
@@ -292,7 +287,6 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward without recording; record one `<Name>Backward` node if an input needs a gradient."""
-        Tensor = _tensor_type()
         uses_setup = cls.setup_context is not Function.setup_context
         if uses_setup:
             args, kwargs = _bind(cls.forward, args, kwargs, skip_ctx=False, defaults=True)
@@ -350,7 +344,6 @@ def _bind(fn, args, kwargs, skip_ctx, defaults):
 
 def _wrap_outputs(ctx, node, args, outs):
     """Torch's output rules: inputs come back as aliases, dirty inputs are rebased, the rest get the edge."""
-    Tensor = _tensor_type()
     input_ids = {id(a) for a in args if isinstance(a, Tensor)}
     dirty = {id(t) for t in ctx.dirty_tensors or ()}
     nondiff = {id(t) for t in ctx.non_differentiable or ()}
@@ -395,22 +388,11 @@ def _rebase_dirty(t, node, k):
     if t._grad_fn is None and t._rg and t._base is None:
         raise RuntimeError(_LEAF_DIRTY)
     base = t._base
-    if base is None:
-        t._grad_fn, t._output_nr, t._rg = node, k, True
-        return
-    if base._grad_fn is None and base._rg:
+    if base is not None and base._grad_fn is None and base._rg:
         raise RuntimeError(_VIEW_LEAF_DIRTY)
-    from ..dispatch import record_node
     new = t.detach()
     new._grad_fn, new._output_nr, new._rg = node, k, True
-    shape, strides, offset = t._geometry()
-    st = t._storage
-    # the base's new history: as_strided_scatter(old base, new view value), as eager in-place ops record it
-    out = record_node(as_strided_scatter_p, {"shape": shape, "strides": strides, "offset": offset, "donate": False},
-                      (base, new), (st.value, new._value()), st.value)
-    base._grad_fn, base._output_nr, base._rg = out._grad_fn, 0, True
-    t._grad_fn, t._output_nr, t._rg = node, k, True
-    t._view_version = st.version.value
+    record_history(t, new)  # forward already wrote the value (and bumped the version)
 
 
 def _pack_saved(ctx, node, outs):
@@ -453,7 +435,6 @@ def once_differentiable(fn):
             outputs = fn(ctx, *args)
         if not grad_mode.is_grad_enabled():
             return outputs
-        Tensor = _tensor_type()
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             return outputs
         if not isinstance(outputs, tuple):

@@ -14,19 +14,16 @@ import numpy as np
 
 from ... import core
 from ...core import dtypes as _dt
-from ...core import as_strided_scatter_p
 from .. import grad_mode
+from ..creation import rand
+from ..tensor import Tensor
+from ..writeback import write
 from . import api
 from .function import Function
 
 
 class GradcheckError(RuntimeError):
     """Raised by gradcheck / gradgradcheck when a check fails."""
-
-
-def _tensor_type():
-    from ..tensor import Tensor
-    return Tensor
 
 
 def _as_tuple(x):
@@ -38,12 +35,10 @@ def _as_tuple(x):
 
 
 def _differentiable_outputs(x):
-    Tensor = _tensor_type()
     return tuple(o for o in _as_tuple(x) if isinstance(o, Tensor) and o.requires_grad)
 
 
 def _diff_inputs(inputs):
-    Tensor = _tensor_type()
     return [(i, a) for i, a in enumerate(inputs) if isinstance(a, Tensor) and a.requires_grad]
 
 
@@ -65,33 +60,20 @@ def _check_inputs(inputs):
 
 
 def _to_tensor(arr):
-    return _tensor_type()._from_value(core.asarray(arr))
+    return Tensor._from_value(core.asarray(arr))
 
 
 # ---------------------------------------------------------------------------
 # numerical Jacobian
 
 
-def _set_value(t, value):
-    """Make t read `value` by replacing its storage value: no version bump, nothing recorded."""
-    st = t._storage
-    if t._full:
-        st.value = value
-    else:
-        shape, strides, offset = t._geometry()
-        st.value = as_strided_scatter_p.bind(st.value, value, shape=shape, strides=strides, offset=offset,
-                                             donate=False)
-
-
 def _eval_outputs(func, inputs):
     """func's outputs as numpy arrays (None where an output is not a Tensor)."""
-    Tensor = _tensor_type()
     return [np.array(o._value()) if isinstance(o, Tensor) else None for o in _as_tuple(func(*inputs))]
 
 
 def _numerical_jacobian(func, inputs, func_out, eps):
     """[per differentiable input][per output] a (input numel, output numel) array, or None (not a Tensor)."""
-    Tensor = _tensor_type()
     outs = [np.asarray(o._value()) if isinstance(o, Tensor) else None for o in _as_tuple(func_out)]
     jacobians = []
     for _, x in _diff_inputs(inputs):
@@ -104,10 +86,10 @@ def _numerical_jacobian(func, inputs, func_out, eps):
             for k, idx in enumerate(np.ndindex(orig.shape)):
                 pert = orig.copy()
                 pert[idx] = orig[idx] - eps
-                _set_value(x, core.asarray(pert, device=x.device))
+                write(x, core.asarray(pert, device=x.device), bump_version=False, record=False)
                 outa = _eval_outputs(func, inputs)
                 pert[idx] = orig[idx] + eps
-                _set_value(x, core.asarray(pert, device=x.device))
+                write(x, core.asarray(pert, device=x.device), bump_version=False, record=False)
                 outb = _eval_outputs(func, inputs)
                 st.value = saved_base
                 for m, (a, b) in enumerate(zip(outa, outb)):
@@ -193,7 +175,6 @@ def _mismatch_msg(analytical, numerical, i, j):
 
 
 def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, nondet_tol, check_grad_dtypes):
-    Tensor = _tensor_type()
     func_out = _as_tuple(func_out)
     numerical = _numerical_jacobian(func, inputs, func_out, eps)
     if not outputs:
@@ -217,7 +198,7 @@ def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, nondet_tol
 
 
 def _zeros_like(o):
-    return _tensor_type()._from_value(core.zeros(tuple(o.shape), dtype=o.dtype, device=o.device))
+    return Tensor._from_value(core.zeros(tuple(o.shape), dtype=o.dtype, device=o.device))
 
 
 def _all_zero(t):
@@ -331,7 +312,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-
     else:
         grad_outputs = _as_tuple(grad_outputs)
     num_outputs = len(grad_outputs)
-    Tensor = _tensor_type()
     diff_input_idx = {i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad}
     diff_grad_idx = {i for i, x in enumerate(grad_outputs) if x.requires_grad}
 
@@ -354,7 +334,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-
 
 def _random_like(o, noncontiguous):
     """torch.testing.make_tensor(o.shape, low=-1, high=1, requires_grad=True) in o's float dtype."""
-    from ..creation import rand
     dtype = o.dtype if o.dtype.category == _dt.FLOAT else _dt.float64
     shape = tuple(o.shape)
     with grad_mode.no_grad():
