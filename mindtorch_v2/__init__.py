@@ -2,10 +2,30 @@
 
 The eager front end (Tensor, autograd, nn, optim, utils.data) is built on
 `mindtorch_v2.core`, a pure functional core with composable transforms.
+
+Where a name comes from
+-----------------------
+Every public name is defined once and imported here by name from the module that defines it
+(nothing is built by reflection). A torch op is declared once, on its def in an eager module:
+
+    @torch_op(inplace=True, out=True)          # mindtorch_v2/eager/ops.py
+    def add(input, other, *, alpha=1): ...
+
+which gives torch.add (with out=), Tensor.add and Tensor.add_; `aliases=("subtract",)` adds other
+names, `method=False` makes a function only. An op a helper builds is one line of the same form
+(`exp = torch_op(_unary(core.exp), name="exp", inplace=True, out=True)`). A method that is not a torch
+function with self first (operators, `to`, `view`) is a def under `@tensor_method`. Adding an op is
+that declaration plus its name in the module's `__all__`, imported below. `inspect.getsource(
+torch.Tensor.add_)` shows the declaration. eager/declare.py says how the forms are derived.
+
+Layers (tests/test_layering.py enforces them, and that no import cycle exists): core never imports
+above itself; its machinery (primitive, autodiff, batching, pytree) imports no op family; eager uses
+only core's public names; nn, optim, utils, func and autograd import from the defining modules,
+never this package.
 """
 from . import core
+from .core import Device as device
 from .core import dtypes as _dt
-from .core.devices import Device as device
 from . import eager  # noqa: F401  (runs the declarations of the torch surface)
 from .eager.grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                               set_grad_enabled)
@@ -49,7 +69,7 @@ from .eager.creation import (Generator, arange, as_tensor, bernoulli, default_ge
                              ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                              seed, tensor, zeros, zeros_like)
 
-from .eager.ops import (abs, add, addmm, all, allclose, amax, amin, any, argmax, argmin, argsort, bitwise_and, bitwise_not,
+from .eager.ops import (abs, absolute, add, addmm, all, allclose, amax, amin, any, argmax, argmin, argsort, bitwise_and, bitwise_not,
     bitwise_or, bitwise_xor, bmm, broadcast_shapes, broadcast_tensors, broadcast_to, can_cast, cat,
     cdist, ceil, clamp, clamp_max, clamp_min, clip, concat, concatenate, cos, count_nonzero, cumsum,
     diag, div, divide, dot, einsum, eq, equal, erf, exp, expm1, flip, floor, floor_divide, fmod, gather,

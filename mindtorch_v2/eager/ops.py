@@ -12,11 +12,11 @@ from .. import core
 from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
 from .tensor import Size, Tensor, _dim
-from .declare import tensor_method, torch_op
+from .declare import tensor_method, torch_op, write_out
 from .inplace import check_scalar_fits
 
 __all__ = [
-    "abs", "neg", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin",
+    "abs", "absolute", "neg", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin",
     "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "reciprocal", "logical_not", "relu",
     "square", "trunc", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
     "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
@@ -497,6 +497,12 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _extremum(name, core_reduce, core_arg, core_pair, rtype):
     def op(input, dim=None, keepdim=False, *, out=None):
+        if out is not None:  # torch.max(x, dim, out=(values, indices)): the pair written in place
+            res = op(input, dim, keepdim)
+            if isinstance(res, Tensor):
+                return write_out(name, out, res)
+            values, indices = out
+            return rtype(write_out(name, values, res.values), write_out(name, indices, res.indices))
         if isinstance(dim, Tensor):
             return _w(core_pair(input, dim))
         x = _t(input)

@@ -23,8 +23,7 @@ def ntuple(v, k, name):
 
 def type_word(d):
     """torch's word for a dtype in its messages: Float, Long, ..."""
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "bool_": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(d.name, d.name)
+    return d.scalar_name
 
 
 def concrete(t):
