@@ -297,3 +297,18 @@ def raised(fn):
     except Exception as e:  # noqa: BLE001 - the exception is the result
         return e
     raise AssertionError(f"{fn} raised no exception")
+
+
+def golden_fixtures(golden):
+    """The two autouse fixtures a golden-backed test module needs: save the file after the module, and
+    start each test's case counter. Bind them in the module: `_file, _case = golden_fixtures(GOLDEN)`."""
+    @pytest.fixture(scope="module", autouse=True)
+    def golden_file():
+        yield
+        golden.save()
+
+    @pytest.fixture(autouse=True)
+    def golden_case(request):
+        golden.start(request.node.name)
+
+    return golden_file, golden_case

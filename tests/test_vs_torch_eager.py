@@ -13,20 +13,10 @@ import numpy as np
 import pytest
 
 import mindtorch_v2 as mt
-from _goldens import GDtype, GExc, Goldens, GTensor, is_torch, torch_lib
+from _goldens import golden_fixtures, GDtype, GExc, Goldens, GTensor, is_torch, torch_lib
 
 GOLDEN = Goldens("vs_torch_eager")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _golden_file():
-    yield
-    GOLDEN.save()
-
-
-@pytest.fixture(autouse=True)
-def _golden_case(request):
-    GOLDEN.start(request.node.name)
+_golden_file, _golden_case = golden_fixtures(GOLDEN)
 
 
 # ---------------------------------------------------------------------------

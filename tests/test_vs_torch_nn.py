@@ -19,20 +19,10 @@ import pytest
 
 import mindtorch_v2 as mt
 import mindtorch_v2.utils.data as mdata
-from _goldens import Goldens, GTensor, is_torch, raised, torch_lib, torch_tensor_type
+from _goldens import golden_fixtures, Goldens, GTensor, is_torch, raised, torch_lib, torch_tensor_type
 
 GOLDEN = Goldens("vs_torch_nn")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _golden_file():
-    yield
-    GOLDEN.save()
-
-
-@pytest.fixture(autouse=True)
-def _golden_case(request):
-    GOLDEN.start(request.node.name)
+_golden_file, _golden_case = golden_fixtures(GOLDEN)
 
 
 RTOL, ATOL = 1e-10, 1e-12

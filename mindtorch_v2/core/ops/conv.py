@@ -356,19 +356,25 @@ def _pairs(padding, k, name):
     return tuple(out)
 
 
+def _operands(name, x, w, layout):
+    """(x, w) promoted, the number of spatial dims, and whether x was unbatched (then given a batch axis)."""
+    x, w = _family.promote(name, x, w)
+    k = w.ndim - 2
+    if k < 1:
+        raise ValueError(f"{name}: weight must have shape {layout}, got {w.shape}")
+    unbatched = x.ndim == k + 1
+    if unbatched:
+        x = expand_dims(x, 0)
+    return x, w, k, unbatched
+
+
 def conv(x, w, stride=1, padding=0, dilation=1, groups=1):
     """N-d cross-correlation (torch's convN) of x (N, C_in, *sp) with w (C_out, C_in / groups, *kernel).
 
     padding: an int, one int per spatial dim, one (lo, hi) pair per dim, or 'valid' / 'same'.
     An unbatched x (C_in, *sp) gives an unbatched result.
     """
-    x, w = _family.promote("conv", x, w)
-    k = w.ndim - 2
-    if k < 1:
-        raise ValueError(f"conv: weight must have shape (C_out, C_in / groups, *kernel), got {w.shape}")
-    unbatched = x.ndim == k + 1
-    if unbatched:
-        x = expand_dims(x, 0)
+    x, w, k, unbatched = _operands("conv", x, w, "(C_out, C_in / groups, *kernel)")
     stride = _ntuple(stride, k, "conv", "stride")
     dilation = _ntuple(dilation, k, "conv", "dilation")
     if isinstance(padding, str):
@@ -403,13 +409,7 @@ def conv_transpose(y, w, stride=1, padding=0, dilation=1, groups=1, output_paddi
     (lo, hi) pair per dim) and output_padding adds positions on the high side (each smaller than the
     stride or the dilation). An unbatched y (C_in, *sp) gives an unbatched result.
     """
-    y, w = _family.promote("conv_transpose", y, w)
-    k = w.ndim - 2
-    if k < 1:
-        raise ValueError(f"conv_transpose: weight must have shape (C_in, C_out / groups, *kernel), got {w.shape}")
-    unbatched = y.ndim == k + 1
-    if unbatched:
-        y = expand_dims(y, 0)
+    y, w, k, unbatched = _operands("conv_transpose", y, w, "(C_in, C_out / groups, *kernel)")
     if y.ndim != k + 2:
         raise ValueError(f"conv_transpose: a {k}-d kernel (weight shape {w.shape}) needs a {k + 2}-D input "
                          f"(N, C, *spatial), got shape {y.shape}")
