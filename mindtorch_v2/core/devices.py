@@ -53,9 +53,6 @@ def device(spec):
     """Return the interned Device for 'cpu', 'meta', 'npu', 'npu:0' or a Device."""
     if type(spec) is Device:
         return spec
-    inner = getattr(spec, "_core_device", None)
-    if inner is not None:
-        return inner
     if not isinstance(spec, str):
         raise TypeError(f"expected a device string like 'cpu' or 'meta', got {spec!r}")
     d = _DEVICES.get(spec)

@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from .. import core
-from ..core import aval, dtypes as _dt
+from ..core import dtypes as _dt
 from ..core import as_strided_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
@@ -29,10 +29,6 @@ from .storage import DataStorage, Storage
 # Tensor to its current core value, bind the primitive on the values (which may be tracers inside
 # `torch.func` transforms), wrap the outputs as new Tensors, and, when grad mode is on and an input
 # requires grad, record one autograd Node holding what the primitive's VJP rules read.
-
-
-def _grad_enabled():
-    return _state.enabled
 
 
 class UnsupportedDTypeError(NotImplementedError, TypeError):
@@ -61,18 +57,6 @@ def tensor_bind(prim, args, params):
     if prim.multiple_results:
         return tuple(Tensor._from_value(o) for o in out)
     return Tensor._from_value(out)
-
-
-def aval_of(v):
-    """A bufferless stand-in with v's shape, dtype and device, for rules that read only avals."""
-    return aval(v.shape, v.dtype, v.device)
-
-
-def edge_of(t):
-    """The (node, output_nr) a gradient for tensor t flows into, or (None, 0)."""
-    if not t._rg:
-        return (None, 0)
-    return t._edge()
 
 
 _NO_EDGE = (None, 0)
