@@ -12,14 +12,14 @@ import math
 
 from . import dtypes as _dt
 from .array import Array
-from .autodiff import JVPTrace, JVPTracer, VJPTrace, VJPTracer, backpropagate
+from .autodiff import JVPTrace, JVPTracer, unwrap, vjp_flat
 from .batching import BatchTrace, BatchTracer
 from .ops._family import broadcast_batch
 from .ops.creation import asarray, eye, ones_like, zeros, zeros_like
 from .ops.elementwise import cast
 from .ops.shape import moveaxis, reshape, transpose
 from .primitive import Tracer, new_main, zeros_like as zeros_aval
-from .pytree import tree_flatten, tree_unflatten
+from .pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "vmap", "jacrev", "jacfwd", "hessian"]
 
@@ -43,25 +43,25 @@ def _as_array(x, what):
         raise TypeError(f"{what}: expected arrays (or python/numpy numbers), got {type(x).__name__}") from None
 
 
-def _unwrap_level(x, main, cls):
-    if type(x) is cls and x._main is main:
-        return x.primal
-    return x
-
-
 def vjp(f, *primals, has_aux=False):
     """Return (f(*primals), pullback) [+ aux]; pullback(cotangent) gives a tuple of input cotangents."""
     flat, in_tree = tree_flatten(primals)
     flat = [_as_array(x, "vjp") for x in flat]
-    with new_main(VJPTrace) as main:
-        tracers = [VJPTracer(main, x, i) for i, x in enumerate(flat)]
+    trees = []
+
+    def flat_f(tracers):  # the outputs' leaves, then aux's (unwrapped alike; no cotangent reaches them)
         out = f(*tree_unflatten(in_tree, tracers))
+        aux = None
         if has_aux:
             out, aux = _split_aux(out)
         out_flat, out_tree = tree_flatten(out)
-        out_primals = [_unwrap_level(_as_array(o, "vjp output"), main, VJPTracer) for o in out_flat]
-        if has_aux:
-            aux = tree_unflatten(*_unwrap_tree(aux, main, VJPTracer))
+        aux_flat, aux_tree = tree_flatten(aux)
+        trees.extend((out_tree, len(out_flat), aux_tree))
+        return [_as_array(o, "vjp output") for o in out_flat] + aux_flat
+
+    res_flat, pull_flat = vjp_flat(flat_f, flat)
+    out_tree, n_out, aux_tree = trees
+    out_primals = res_flat[:n_out]
 
     def pullback(cotangent):
         ct_flat, ct_tree = tree_flatten(cotangent)
@@ -75,23 +75,17 @@ def vjp(f, *primals, has_aux=False):
             if _is_float(o) and c.dtype is not o.dtype:
                 c = cast(c, o.dtype)
             cts.append(c)
-        grads = backpropagate(main, out_flat, cts, len(flat))
-        grads = [zeros_aval(x) if g is None else g for g, x in zip(grads, flat)]
+        grads = [zeros_aval(x) if g is None else g for g, x in zip(pull_flat(cts), flat)]
         return tree_unflatten(in_tree, grads)
 
     res = (tree_unflatten(out_tree, out_primals), pullback)
-    return res + (aux,) if has_aux else res
+    return res + (tree_unflatten(aux_tree, res_flat[n_out:]),) if has_aux else res
 
 
 def _split_aux(out):
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         raise TypeError("has_aux=True needs the function to return a pair (output, aux)")
     return out[0], out[1]
-
-
-def _unwrap_tree(tree, main, cls):
-    leaves, td = tree_flatten(tree)
-    return td, [_unwrap_level(x, main, cls) for x in leaves]
 
 
 def jvp(f, primals, tangents, has_aux=False):
@@ -114,7 +108,7 @@ def jvp(f, primals, tangents, has_aux=False):
         out = f(*tree_unflatten(in_tree, tracers))
         if has_aux:
             out, aux = _split_aux(out)
-            aux = tree_unflatten(*_unwrap_tree(aux, main, JVPTracer))
+            aux = tree_map(lambda x: unwrap(x, main), aux)
         out_flat, out_tree = tree_flatten(out)
         primals_out, tangents_out = [], []
         for o in out_flat:

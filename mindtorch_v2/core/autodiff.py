@@ -120,7 +120,7 @@ def jvp_from_vjp(prim, tangents, out, primals, params):
         return res
 
     u0 = [zeros_like(o) for o in out] if multiple else [zeros_like(out)]
-    _, pull, _ = vjp_flat(pullback_in_u, u0)
+    _, pull = vjp_flat(pullback_in_u, u0)
     t_out = [zeros_like(u) if t is None else t for t, u in zip(pull([tangents[i] for i in idx]), u0)]
     return tuple(t_out) if multiple else t_out[0]
 
@@ -258,8 +258,9 @@ def _accumulate(t, g, ct, grads, nodes, pending):
 
 
 def vjp_flat(f, flat):
-    """Run f (list of arrays -> list of arrays) under a reverse-mode trace.
-    Returns (outputs, pullback): pullback(cotangents) gives one cotangent per input (None: no path)."""
+    """Run f (list of arrays -> list of arrays) under a reverse-mode trace. Returns (outputs, pullback):
+    pullback(cotangents) gives one cotangent per input (None: no path); cotangents may be fewer than the
+    outputs (the rest, e.g. auxiliary values, get none)."""
     with new_main(VJPTrace) as main:
         out = f([VJPTracer(main, x, i) for i, x in enumerate(flat)])
         out_primals = [unwrap(o, main) for o in out]
@@ -267,7 +268,7 @@ def vjp_flat(f, flat):
     def pullback(cts):
         return backpropagate(main, out, cts, len(flat))
 
-    return out_primals, pullback, main
+    return out_primals, pullback
 
 
 def unwrap(x, main):

@@ -20,7 +20,7 @@ import warnings
 
 from . import grad_mode
 from .tensor import Tensor
-from .writeback import inplace_method
+from .writeback import check_result_cast, inplace_method
 
 
 def tensor_method(fn=None, *names):
@@ -72,9 +72,7 @@ def with_out(fn):
 
 def write_out(name, out, res):
     """Write result `res` into `out` as torch does for out=: same-kind cast, resize on a shape mismatch."""
-    if res.dtype.category > out.dtype.category:
-        raise RuntimeError(f"result type {res.dtype.scalar_name} can't be cast to the desired output type "
-                           f"{out.dtype.scalar_name}")
+    check_result_cast(res.dtype, out.dtype)
     if out._shape != res._shape:
         if out.numel():
             warnings.warn(f"An output with one or more elements was resized since it had shape {list(out._shape)}, "

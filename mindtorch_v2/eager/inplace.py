@@ -18,7 +18,7 @@ from .. import core
 from ..core import dtypes as _dt
 from .views import _getitem_is_basic, getitem, index_key
 from .tensor import Tensor
-from .writeback import _dt_name, apply
+from .writeback import apply
 
 
 # ---------------------------------------------------------------------------
@@ -122,7 +122,7 @@ def setitem(self, key, value):
         key = index_key(self, key)
     if isinstance(value, Tensor) and value.dtype is not self.dtype and _index_put(key, basic):
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
-                           f"{_dt_name(self.dtype)} for the destination and {_dt_name(value.dtype)} for the source.")
+                           f"{self.dtype.scalar_name} for the destination and {value.dtype.scalar_name} for the source.")
     if basic:
         view = self[key]
         copy_(view, value if isinstance(value, Tensor) else _scalar_like(value, view))

@@ -127,7 +127,7 @@ def round(input, *, decimals=0):  # noqa: A001
     if not decimals:
         return _round(input)
     if input.dtype.category != _FLOAT:
-        raise UnsupportedDTypeError(f'"round_cpu" not implemented for {_type_word(input.dtype)!r}')
+        raise UnsupportedDTypeError(f'"round_cpu" not implemented for {input.dtype.scalar_name!r}')
     scale = 10.0 ** builtins.abs(decimals)
     x = input.to(_dt.float32) if input.dtype is _dt.float16 else input  # half computes in float, as torch
     if decimals > 0:
@@ -457,13 +457,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         x = _w(core.cast(x, dtype))
     if x.dtype.category != _dt.FLOAT:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                           f"complex dtype. Got: {_type_word(x.dtype)}")
+                           f"complex dtype. Got: {x.dtype.scalar_name}")
     x, axis, keepdim = _reduce_args(x, dim, keepdim)
     return _w(core.mean(x, axis, keepdim))
 
-
-def _type_word(d):
-    return d.scalar_name
 
 
 def _correction(unbiased, correction):
@@ -593,7 +590,7 @@ def _softmax_input(input, dtype, name):
     if dtype is not None:
         x = core.cast(x, dtype)
     if x.dtype.category != _FLOAT and x.numel():  # (an empty input comes back as it is, in torch)
-        raise UnsupportedDTypeError(f'"{name}_kernel_impl" not implemented for {_type_word(x.dtype)!r}')
+        raise UnsupportedDTypeError(f'"{name}_kernel_impl" not implemented for {x.dtype.scalar_name!r}')
     return x
 
 
@@ -618,7 +615,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         x = _w(core.cast(x, dtype))
     if x.dtype.category != _FLOAT:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{_type_word(x.dtype)}")
+                           f"{x.dtype.scalar_name}")
     x, axis, keepdim = _reduce_args(x, dim, keepdim)
     ord_ = 2 if p in ("fro", None) else (math.inf if p in ("inf", float("inf")) else p)
     return _w(core.norm(x, ord_, axis, keepdim))

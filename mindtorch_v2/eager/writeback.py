@@ -111,14 +111,19 @@ def record_history(self, new):
 # in-place ops: every check before the single write
 
 
+def check_result_cast(result, output):
+    """torch's same-kind rule for writing a result into an existing tensor (in-place ops, out=)."""
+    if result.category > output.category:
+        raise RuntimeError(f"result type {result.scalar_name} can't be cast to the desired output type "
+                           f"{output.scalar_name}")
+
+
 def _conform(self, new, name):
     """new (Tensor or number) as self's dtype and shape, or the RuntimeError PyTorch raises."""
     if not isinstance(new, Tensor):
         new = Tensor._wrap(core.asarray(new, dtype=self.dtype, device=self.device))
     if new.dtype is not self.dtype:
-        if new.dtype.category > self.dtype.category:
-            raise RuntimeError(f"result type {_dt_name(new.dtype)} can't be cast to the desired "
-                               f"output type {_dt_name(self.dtype)}")
+        check_result_cast(new.dtype, self.dtype)
         new = Tensor._wrap(core.cast(new, self.dtype))
     if new._shape != self._shape:
         try:
@@ -131,9 +136,6 @@ def _conform(self, new, name):
         new = Tensor._wrap(core.broadcast_to(new, self._shape))
     return new
 
-
-def _dt_name(d):
-    return d.scalar_name
 
 
 def _broadcast_or(a, b):

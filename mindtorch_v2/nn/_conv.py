@@ -11,7 +11,7 @@ from ..core import (adaptive_pool_bins, avg_pool, conv, conv_transpose, conv_tra
                            max_pool_indices)
 from ..eager.creation import arange, tensor, zeros
 from ..eager.ops import cat, einsum, matmul, relu
-from ._utils import along, ntuple, type_word
+from ._utils import along, ntuple
 
 
 def linear(input, weight, bias=None):
@@ -49,10 +49,10 @@ def _check_ranks(name, k, input, weight):
 def _check_dtypes(input, weight, bias):
     """torch's errors for a weight or bias whose dtype is not the input's."""
     if bias is not None and bias.dtype is not input.dtype:
-        raise RuntimeError(f"Input type ({type_word(input.dtype).lower()}) and bias type "
-                           f"({type_word(bias.dtype).lower()}) should be the same")
+        raise RuntimeError(f"Input type ({input.dtype.scalar_name.lower()}) and bias type "
+                           f"({bias.dtype.scalar_name.lower()}) should be the same")
     if weight.dtype is not input.dtype:
-        raise RuntimeError(f"expected scalar type {type_word(input.dtype)} but found {type_word(weight.dtype)}")
+        raise RuntimeError(f"expected scalar type {input.dtype.scalar_name} but found {weight.dtype.scalar_name}")
 
 
 def _conv(name, k, input, weight, bias, stride, padding, dilation, groups):

@@ -14,7 +14,7 @@ from ..eager.creation import arange, full, tensor
 from ..eager.grad_mode import is_grad_enabled
 from ..eager.ops import exp, log, log1p, log_softmax, minimum, sqrt, stack, where
 from ..eager.tensor import Tensor
-from ._utils import concrete, pad_last, type_word
+from ._utils import concrete, pad_last
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -132,7 +132,7 @@ def _class_targets(input, target, name):
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     if target.dtype is not int64 and target.dtype is not uint8:
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {type_word(target.dtype)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype.scalar_name}")
     unbatched = input.ndim == 1
     if unbatched:
         if target.ndim != 0:
@@ -250,7 +250,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     if target.dtype is not input.dtype:
-        raise RuntimeError(f"Found dtype {type_word(target.dtype)} but expected {type_word(input.dtype)}")
+        raise RuntimeError(f"Found dtype {target.dtype.scalar_name} but expected {input.dtype.scalar_name}")
     values = concrete(input)
     if values is not None and not np.all((values >= 0) & (values <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")

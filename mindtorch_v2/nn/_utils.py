@@ -21,10 +21,6 @@ def ntuple(v, k, name):
     return v
 
 
-def type_word(d):
-    """torch's word for a dtype in its messages: Float, Long, ..."""
-    return d.scalar_name
-
 
 def concrete(t):
     """t's values as a numpy array when they are concrete (not traced, not meta), for argument checks only."""
