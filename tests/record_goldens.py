@@ -1,6 +1,6 @@
 """Record PyTorch's answers for the differential tests into tests/goldens/ (needs torch installed).
 
-    python tests/record_goldens.py            # every tests/test_vs_torch_*.py module
+    python tests/record_goldens.py            # every tests/test_vs_torch_<name>.py module
     python tests/record_goldens.py eager      # only tests/test_vs_torch_eager.py
 
 Each module is run under pytest with MINDTORCH_RECORD_GOLDENS=1: every case then runs on real PyTorch and
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MODULES = {"eager": "test_vs_torch_eager.py", "nn": "test_vs_torch_nn.py"}
+MODULES = {p.stem[len("test_vs_torch_"):]: p.name for p in HERE.glob("test_vs_torch_*.py")}
 
 
 def main(argv):

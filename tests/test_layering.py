@@ -13,6 +13,8 @@ name that way is an arrow too. Dynamic imports (`importlib.import_module`) are n
 """
 import ast
 import collections
+import subprocess
+import sys
 from pathlib import Path
 
 import attrs
@@ -28,10 +30,12 @@ MACHINERY = tuple(f"mindtorch_v2.core.{m}" for m in
                   ("primitive", "autodiff", "batching", "pytree", "array", "dtypes", "devices"))
 # Submodules of core that eager may name (`from ..core import dtypes`): the public namespaces core's
 # __init__ re-exports on purpose, as jax.dtypes and jax.tree_util are.
-CORE_PUBLIC_SUBMODULES = ("mindtorch_v2.core.dtypes", "mindtorch_v2.core.pytree")
+CORE_PUBLIC_SUBMODULES = ("mindtorch_v2.core.dtypes", "mindtorch_v2.core.pytree", "mindtorch_v2.core.ops.fft",
+                          "mindtorch_v2.core.ops.linalg", "mindtorch_v2.core.ops.special", "mindtorch_v2.core.ops.random")
 # The torch-named modules built on eager: they import from defining modules, never the top package.
 TORCH_FACES = ("mindtorch_v2.nn.*", "mindtorch_v2.optim.*", "mindtorch_v2.utils.*", "mindtorch_v2.func",
-               "mindtorch_v2.autograd.*", "mindtorch_v2.serialization")
+               "mindtorch_v2.autograd.*", "mindtorch_v2.serialization", "mindtorch_v2.fft", "mindtorch_v2.linalg",
+               "mindtorch_v2.special")
 
 
 @attrs.frozen
@@ -439,3 +443,10 @@ def test_checker_finds_forbidden_arrows_with_rule_module_and_line(tmp_path):
 def test_rule_patterns():
     assert matches("a.b", ("a.b",)) and not matches("a.b.c", ("a.b",))
     assert matches("a.b", ("a.b.*",)) and matches("a.b.c.d", ("a.b.*",)) and not matches("a.bc", ("a.b.*",))
+
+
+def test_reexport_blocks_match_the_defining_modules_all():
+    """The namespaces' by-name import blocks are what tools/wire_names.py writes from each module's __all__."""
+    tool = PACKAGE_DIR.parent / "tools" / "wire_names.py"
+    done = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

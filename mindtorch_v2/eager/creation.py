@@ -10,6 +10,13 @@ from .declare import tensor_method
 from .writeback import apply
 from .tensor import Size, Tensor
 
+__all__ = [
+    "get_default_dtype", "set_default_dtype", "Generator", "arange", "as_tensor", "bernoulli", "default_generator",
+    "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "initial_seed", "linspace", "manual_seed",
+    "multinomial", "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
+    "randn_like", "randperm", "seed", "tensor", "zeros", "zeros_like",
+]
+
 
 def _size(size, size_kw=None):
     """The shape from f(2, 3), f((2, 3)) or f(size=(2, 3))."""

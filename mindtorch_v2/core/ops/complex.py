@@ -1,0 +1,2 @@
+"""placeholder: complex family (being written)"""
+__all__ = []

@@ -1,0 +1,2 @@
+"""placeholder: fft family (being written)"""
+__all__ = []

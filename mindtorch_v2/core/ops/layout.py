@@ -1,0 +1,2 @@
+"""placeholder: layout family (being written)"""
+__all__ = []

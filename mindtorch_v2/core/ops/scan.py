@@ -1,0 +1,2 @@
+"""placeholder: scan family (being written)"""
+__all__ = []

@@ -1,0 +1,2 @@
+"""placeholder: search family (being written)"""
+__all__ = []

@@ -1,0 +1,2 @@
+"""placeholder: special family (being written)"""
+__all__ = []

@@ -1,0 +1,2 @@
+"""placeholder: complex_ops (being written)"""
+__all__ = []

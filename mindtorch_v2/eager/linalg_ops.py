@@ -1,0 +1,2 @@
+"""placeholder: linalg_ops (being written)"""
+__all__ = []

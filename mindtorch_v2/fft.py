@@ -1,0 +1,1 @@
+"""torch.fft (being written)"""

@@ -1,0 +1,1 @@
+"""torch.special (being written)"""
