@@ -258,7 +258,7 @@ add_any_p.batch = elementwise_rule(add_any_p)  # autodiff's cotangent sum batche
 
 def _unary_meta(name, kind):
     def meta(x):
-        if kind == "float":
+        if kind in ("float", "real"):
             require_float(name, x)
             return x.shape, x.dtype
         if kind == "bool":
@@ -274,7 +274,8 @@ def _unary_meta(name, kind):
 def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, zero=False):
     """Declare an elementwise unary primitive.
 
-    kind: "float" (float in, same dtype out), "numeric" (any non-bool dtype kept),
+    kind: "float" (float or complex in, same dtype out: functions holomorphic where complex), "real" (real
+    floating only: erf, floor, atan2), "numeric" (any non-bool dtype kept),
     "integer" (integer or bool kept), "any" (every dtype kept), "bool" (bool out, no derivative).
     d_x(x) / d_out(out): the local derivative, written with core ops; linear(t):
     the op itself for linear ops (neg). zero=True: a derivative that is zero (floor, sign: piecewise
@@ -308,7 +309,7 @@ def _binary_meta(name, kind):
     def meta(x, y):
         d = same_dtype(name, x, y)
         shape = x.shape if x.shape == y.shape else broadcast_shapes(name, x.shape, y.shape)
-        if kind == "float":
+        if kind in ("float", "real"):
             require_float(name, x)
         elif kind == "numeric" and d is dt.bool_:
             raise TypeError(f"{name}: not supported for bool arrays")
@@ -334,7 +335,7 @@ def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), zero=False)
     d_x(x, y, out) / d_y(...) are the local partials (core ops), or ONE / NEG_ONE, or
     None for no derivative. `reads` lists what the partials read (0, 1, "out").
     zero=True: both partials are zero (floor_divide), recorded as in `unary`.
-    kind: "any", "numeric" (no bool), "float", "integer", "compare"/"logical" (bool out).
+    kind: "any", "numeric" (no bool), "float" (float or complex), "real" (real floating), "integer", "compare"/"logical" (bool out).
     """
     vjp = jvp = None
     if zero:

@@ -1,0 +1,2 @@
+"""placeholder: elementary family (being written)"""
+__all__ = []

@@ -1,0 +1,2 @@
+"""placeholder: statistics family (being written)"""
+__all__ = []
