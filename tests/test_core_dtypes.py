@@ -1,4 +1,5 @@
 """dtypes and PyTorch's type promotion in the functional core."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -95,15 +96,34 @@ def test_dtypes_are_interned_and_compare_by_identity():
     assert dt.canonicalize(int) is core.int64
     assert dt.canonicalize(bool) is core.bool_
     assert dt.canonicalize("bool") is core.bool_
-    import pickle
+    import pickle  # noqa
     assert pickle.loads(pickle.dumps(core.int16)) is core.int16
 
 
 def test_unsupported_dtype_raises_type_error():
     with pytest.raises(TypeError, match="unsupported dtype"):
-        dt.canonicalize(np.complex64)
+        dt.canonicalize(np.complex256 if hasattr(np, "complex256") else np.str_)
     with pytest.raises(TypeError, match="unsupported dtype"):
-        core.asarray(np.array([1j]))
+        core.asarray(np.array(["a"]))
+
+
+def test_new_dtypes_round_trip_through_numpy():
+    assert dt.canonicalize(np.complex64) is core.complex64
+    assert dt.from_numpy(np.dtype(ml_dtypes.bfloat16)) is core.bfloat16
+    assert dt.from_numpy(np.dtype(np.uint32)) is core.uint32  # kept, not widened to int64
+    assert core.asarray(np.array([1j])).dtype is core.complex128
+
+
+def test_torch_promotion_of_the_new_dtypes():
+    P = dt.promote_types
+    assert P(core.complex64, core.float64) is core.complex128
+    assert P(core.bfloat16, core.float16) is core.float32
+    assert P(core.bfloat16, core.int64) is core.bfloat16
+    assert P(core.uint16, core.float32) is core.float32
+    with pytest.raises(TypeError, match="uint16, uint32, uint64 types is not supported.*UInt16 and Int"):
+        P(core.uint16, core.int32)
+    with pytest.raises(RuntimeError, match="Float8 Types is not supported"):
+        P(core.float8_e4m3fn, core.float32)
 
 
 def test_promote_types_table_is_symmetric_and_matches_torch():

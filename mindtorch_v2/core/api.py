@@ -24,8 +24,8 @@ from .pytree import tree_flatten, tree_map, tree_unflatten
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "vmap", "jacrev", "jacfwd", "hessian"]
 
 
-def _is_float(x):
-    return x.dtype.category == _dt.FLOAT
+def _is_float(x):  # the dtypes that carry derivatives: floating and complex
+    return x.dtype.category >= _dt.FLOAT
 
 
 # ---------------------------------------------------------------------------
@@ -135,7 +135,7 @@ def _argnums_tuple(argnums, nargs, what):
 def _check_float_inputs(tree, what, argnum):
     for leaf in tree_flatten(tree)[0]:
         if not _is_float(leaf):
-            raise TypeError(f"{what} requires floating-point inputs; argument {argnum} has dtype {leaf.dtype.name}")
+            raise TypeError(f"{what} requires floating-point or complex inputs; argument {argnum} has dtype {leaf.dtype.name}")
 
 
 def value_and_grad(f, argnums=0, has_aux=False):
@@ -160,8 +160,8 @@ def value_and_grad(f, argnums=0, has_aux=False):
         if not (isinstance(out, (Array, Tracer)) or hasattr(type(out), "__mt_bind__")) or out.shape != ():
             shape = getattr(out, "shape", type(out).__name__)
             raise TypeError(f"grad requires a scalar output, got {shape}")
-        if not _is_float(out):
-            raise TypeError(f"grad requires a floating-point output, got {out.dtype.name}")
+        if out.dtype.category != _dt.FLOAT:  # JAX: grad of a complex output needs holomorphic=True
+            raise TypeError(f"grad requires a real floating-point output, got {out.dtype.name}")
         grads = pull(ones_like(out))
         grads = grads[0] if single else tuple(grads)
         if has_aux:

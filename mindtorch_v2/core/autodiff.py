@@ -52,8 +52,8 @@ def add_any(x, y):
     return add_any_p.bind(x, y)
 
 
-def _is_float(x):
-    return x.dtype.category == _dt.FLOAT
+def _is_float(x):  # the dtypes that carry derivatives: floating and complex
+    return x.dtype.category >= _dt.FLOAT
 
 
 # ---------------------------------------------------------------------------

@@ -1,32 +1,56 @@
 """dtypes as interned module objects, with PyTorch's promotion rules.
 
-Categories order the promotion: bool < integer < floating. Python scalars are
+Categories order the promotion: bool < integer < floating < complex. Python scalars are
 *weak*: they only choose the result's category, never its size, so
 `int64 array * 2.5 -> float32` (the default float) and
 `float32 array + 1e-3 -> float32`. Zero-dimensional arrays sit between
 dimensioned arrays and Python scalars, as in PyTorch.
-"""
+
+bfloat16 and the float8 types are ml_dtypes' NumPy dtypes (the library JAX uses): stored narrow,
+computed in float32 by the cpu lowerings (see `primitive.Primitive._entry`), as PyTorch does on CPU."""
+import ml_dtypes
 import numpy as np
 
-BOOL, INT, FLOAT = 0, 1, 2
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
+
+
+class PromotionError(TypeError, RuntimeError):
+    """Two dtypes PyTorch refuses to promote (float8 or uint16/32/64 with another type). A TypeError
+    for the core, as NumPy raises for dtypes it cannot combine; a RuntimeError for torch code."""
 
 
 class DType:
     """A dtype: one interned object per kind, compared by identity."""
 
-    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "scalar_name", "__weakref__")
+    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "scalar_name", "narrow", "__weakref__")
 
-    def __init__(self, name, np_dtype, category, is_signed, scalar_name):
+    def __init__(self, name, np_dtype, category, is_signed, scalar_name, narrow=False):
         self.name = name
         self.scalar_name = scalar_name  # torch's ScalarType name: "Float" in "FloatTensor" and in its messages
         self.np = np.dtype(np_dtype)
         self.category = category
         self.itemsize = self.np.itemsize
         self.is_signed = is_signed
+        self.narrow = narrow  # no NumPy kernels of its own: lowerings compute in float32
 
     @property
     def is_floating_point(self):
         return self.category == FLOAT
+
+    @property
+    def is_complex(self):
+        return self.category == COMPLEX
+
+    def to_real(self):
+        """The real dtype of a complex one (complex64 -> float32); real dtypes map to themselves."""
+        return _TO_REAL.get(self, self)
+
+    def to_complex(self):
+        """The complex dtype holding this floating one (float32 -> complex64)."""
+        try:
+            return _TO_COMPLEX[self]
+        except KeyError:
+            raise TypeError(f"to_complex: no complex dtype for {self!r}") from None
 
     def __repr__(self):  # the eager layer's torch.float32 is this very object
         return "torch.bool" if self is bool_ else f"torch.{self.name}"
@@ -41,13 +65,29 @@ int8 = DType("int8", np.int8, INT, True, "Char")
 int16 = DType("int16", np.int16, INT, True, "Short")
 int32 = DType("int32", np.int32, INT, True, "Int")
 int64 = DType("int64", np.int64, INT, True, "Long")
+uint16 = DType("uint16", np.uint16, INT, False, "UInt16")
+uint32 = DType("uint32", np.uint32, INT, False, "UInt32")
+uint64 = DType("uint64", np.uint64, INT, False, "UInt64")
 float16 = DType("float16", np.float16, FLOAT, True, "Half")
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, FLOAT, True, "BFloat16", narrow=True)
+float8_e4m3fn = DType("float8_e4m3fn", ml_dtypes.float8_e4m3fn, FLOAT, True, "Float8_e4m3fn", narrow=True)
+float8_e5m2 = DType("float8_e5m2", ml_dtypes.float8_e5m2, FLOAT, True, "Float8_e5m2", narrow=True)
 float32 = DType("float32", np.float32, FLOAT, True, "Float")
 float64 = DType("float64", np.float64, FLOAT, True, "Double")
+complex64 = DType("complex64", np.complex64, COMPLEX, True, "ComplexFloat")
+complex128 = DType("complex128", np.complex128, COMPLEX, True, "ComplexDouble")
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
-FLOATING = (float16, float32, float64)
-INTEGRAL = (uint8, int8, int16, int32, int64)
+ALL = (bool_, uint8, int8, int16, int32, int64, uint16, uint32, uint64, float16, bfloat16, float8_e4m3fn,
+       float8_e5m2, float32, float64, complex64, complex128)
+FLOATING = (float16, bfloat16, float8_e4m3fn, float8_e5m2, float32, float64)
+COMPLEXES = (complex64, complex128)
+INTEGRAL = (uint8, int8, int16, int32, int64, uint16, uint32, uint64)
+_FLOAT8 = (float8_e4m3fn, float8_e5m2)
+_WIDE_UNSIGNED = (uint16, uint32, uint64)  # PyTorch promotes them only with floating types
+
+_TO_REAL = {complex64: float32, complex128: float64}
+_TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128,
+               complex64: complex64, complex128: complex128}
 
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
@@ -71,8 +111,6 @@ def from_numpy(np_dtype):
     np_dtype = np.dtype(np_dtype)
     if np_dtype in _BY_NP:
         return _BY_NP[np_dtype]
-    if np_dtype.kind == "u":  # uint16/32/64 have no torch counterpart but int64 holds them
-        return int64
     raise TypeError(f"unsupported dtype {np_dtype}; supported: {', '.join(d.name for d in ALL)}")
 
 
@@ -88,6 +126,8 @@ def canonicalize(dtype):
         return default_int
     if dtype is float:
         return default_float
+    if dtype is complex:
+        return _TO_COMPLEX[default_float]
     if isinstance(dtype, str) and dtype in _BY_NAME:
         return _BY_NAME[dtype]
     conv = getattr(dtype, "_core_dtype", None)  # eager dtype objects wrap a DType
@@ -102,12 +142,21 @@ def canonicalize(dtype):
 
 
 def _promote_pair(a, b):
-    """Promote two dtypes of arrays (both strong)."""
+    """Promote two dtypes of arrays (both strong); None where PyTorch refuses."""
     if a is b:
         return a
+    if a in _FLOAT8 or b in _FLOAT8:
+        return None
+    if (a in _WIDE_UNSIGNED or b in _WIDE_UNSIGNED) and FLOAT not in (a.category, b.category):
+        return None  # uint16/32/64 mix only with floating types
     if a.category != b.category:
-        return a if a.category > b.category else b
-    if a.category == FLOAT:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == COMPLEX and lo.category == FLOAT:  # complex64 + float64 -> complex128
+            return _TO_COMPLEX[_promote_pair(hi.to_real(), lo)]
+        return hi
+    if a.category in (FLOAT, COMPLEX):
+        if {a, b} == {float16, bfloat16}:
+            return float32
         return a if a.itemsize >= b.itemsize else b
     # integers: uint8 mixes with signed types by widening to a signed type
     if a.is_signed == b.is_signed:
@@ -121,8 +170,17 @@ def _promote_pair(a, b):
 _PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
 
 
+def _promote(a, b):
+    out = _PROMOTE[a, b]
+    if out is None:
+        kind = "Float8 Types" if a in _FLOAT8 or b in _FLOAT8 else "uint16, uint32, uint64 types"
+        raise PromotionError(f"Promotion for {kind} is not supported, attempted to promote {a.scalar_name} and "
+                             f"{b.scalar_name}")
+    return out
+
+
 def promote_types(a, b):
-    return _PROMOTE[a, b]
+    return _promote(a, b)
 
 
 def scalar_category(x):
@@ -132,6 +190,8 @@ def scalar_category(x):
         return INT
     if isinstance(x, (float, np.floating)):
         return FLOAT
+    if isinstance(x, (complex, np.complexfloating)):
+        return COMPLEX
     raise TypeError(f"unsupported scalar {x!r} of type {type(x).__name__}")
 
 
@@ -139,7 +199,11 @@ _DEFAULT_FOR_CATEGORY = {BOOL: bool_, INT: int64, FLOAT: float32}
 
 
 def default_for_category(category):
-    return default_float if category == FLOAT else _DEFAULT_FOR_CATEGORY[category]
+    if category == FLOAT:
+        return default_float
+    if category == COMPLEX:
+        return _TO_COMPLEX[default_float]
+    return _DEFAULT_FOR_CATEGORY[category]
 
 
 def result_type(*args):
@@ -156,9 +220,9 @@ def result_type(*args):
         dt = getattr(x, "dtype", None)
         if type(dt) is DType:
             if x.shape:
-                dim = dt if dim is None else _PROMOTE[dim, dt]
+                dim = dt if dim is None else _PROMOTE[dim, dt] or _promote(dim, dt)
             else:
-                zero = dt if zero is None else _PROMOTE[zero, dt]
+                zero = dt if zero is None else _PROMOTE[zero, dt] or _promote(zero, dt)
         else:
             c = scalar_category(x)
             if c > scalar_cat:
@@ -168,11 +232,23 @@ def result_type(*args):
     if dim is None:
         return default_for_category(scalar_cat)
     if zero is not None and zero.category > dim.category:
-        dim = zero
+        dim = _complex_of(zero, dim) if zero.category == COMPLEX and dim.category == FLOAT else zero
     if scalar_cat > dim.category:
+        if scalar_cat == COMPLEX and dim.category == FLOAT:  # float64 tensor * 1j -> complex128
+            return _TO_COMPLEX[dim]
         return default_for_category(scalar_cat)
     return dim
 
 
+def _complex_of(c, f):
+    """A 0-d complex with an n-d float: the complex type of the float's width, at least c's (torch)."""
+    return _TO_COMPLEX[f] if f.itemsize > c.to_real().itemsize else c
+
+
 def is_float(dtype):
     return dtype.category == FLOAT
+
+
+def is_inexact(dtype):
+    """Floating or complex: the dtypes that carry derivatives."""
+    return dtype.category >= FLOAT

@@ -55,7 +55,7 @@ def as_operand(x):
     """Arrays and tracers pass through; numpy arrays become Arrays; scalars stay python scalars."""
     if is_arraylike(x):
         return x
-    if isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
+    if isinstance(x, (bool, int, float, complex, np.bool_, np.integer, np.inexact)):
         return x
     if isinstance(x, np.ndarray):
         return asarray(x)
@@ -67,7 +67,7 @@ def promote(name, *xs, to_float=False, device=None):
     (on the first array's device, else on `device`, else on cpu)."""
     xs = [as_operand(x) for x in xs]
     dtype = dt.result_type(*xs)
-    if to_float and dtype.category != dt.FLOAT:
+    if to_float and dtype.category < dt.FLOAT:
         dtype = dt.default_float
     for x in xs:
         if is_arraylike(x):
@@ -160,9 +160,11 @@ def same_dtype(name, *xs):
     return d
 
 
-def require_float(name, x):
-    if x.dtype.category != dt.FLOAT:
-        raise TypeError(f"{name}: expected a floating-point dtype, got {x.dtype.name}")
+def require_float(name, x, complex_ok=False):
+    c = x.dtype.category
+    if c != dt.FLOAT and not (complex_ok and c == dt.COMPLEX):
+        kind = "a floating-point or complex" if complex_ok else "a floating-point"
+        raise TypeError(f"{name}: expected {kind} dtype, got {x.dtype.name}")
 
 
 # ---------------------------------------------------------------------------
@@ -259,13 +261,15 @@ add_any_p.batch = elementwise_rule(add_any_p)  # autodiff's cotangent sum batche
 def _unary_meta(name, kind):
     def meta(x):
         if kind in ("float", "real"):
-            require_float(name, x)
+            require_float(name, x, complex_ok=kind == "float")
             return x.shape, x.dtype
         if kind == "bool":
             return x.shape, dt.bool_
-        if kind == "numeric" and x.dtype is dt.bool_:
+        if kind in ("numeric", "real_numeric") and x.dtype is dt.bool_:
             raise TypeError(f"{name}: not supported for bool arrays")
-        if kind == "integer" and x.dtype.category == dt.FLOAT:
+        if kind == "real_numeric" and x.dtype.category == dt.COMPLEX:
+            raise TypeError(f"{name}: not supported for complex arrays")
+        if kind == "integer" and x.dtype.category >= dt.FLOAT:
             raise TypeError(f"{name}: expected integer or bool arrays, got {x.dtype.name}")
         return x.shape, x.dtype
     return meta
@@ -275,7 +279,7 @@ def unary(name, np_fn, *, kind="float", d_x=None, d_out=None, linear=None, zero=
     """Declare an elementwise unary primitive.
 
     kind: "float" (float or complex in, same dtype out: functions holomorphic where complex), "real" (real
-    floating only: erf, floor, atan2), "numeric" (any non-bool dtype kept),
+    floating only: erf, atan2), "real_numeric" (numeric but not complex: floor, sign), "numeric" (any non-bool dtype kept),
     "integer" (integer or bool kept), "any" (every dtype kept), "bool" (bool out, no derivative).
     d_x(x) / d_out(out): the local derivative, written with core ops; linear(t):
     the op itself for linear ops (neg). zero=True: a derivative that is zero (floor, sign: piecewise
@@ -310,12 +314,14 @@ def _binary_meta(name, kind):
         d = same_dtype(name, x, y)
         shape = x.shape if x.shape == y.shape else broadcast_shapes(name, x.shape, y.shape)
         if kind in ("float", "real"):
-            require_float(name, x)
-        elif kind == "numeric" and d is dt.bool_:
+            require_float(name, x, complex_ok=kind == "float")
+        elif kind in ("ordered", "ordered_compare", "real_numeric") and d.category == dt.COMPLEX:
+            raise TypeError(f"{name}: not supported for complex arrays (they have no order)")
+        if kind in ("numeric", "real_numeric") and d is dt.bool_:
             raise TypeError(f"{name}: not supported for bool arrays")
-        elif kind == "integer" and d.category == dt.FLOAT:
+        elif kind == "integer" and d.category >= dt.FLOAT:
             raise TypeError(f"{name}: expected integer or bool arrays, got {d.name}")
-        if kind in ("compare", "logical"):
+        if kind in ("compare", "logical", "ordered_compare"):
             return shape, dt.bool_
         return shape, d
     return meta
@@ -335,7 +341,8 @@ def binary(name, np_fn, *, kind="any", d_x=None, d_y=None, reads=(), zero=False)
     d_x(x, y, out) / d_y(...) are the local partials (core ops), or ONE / NEG_ONE, or
     None for no derivative. `reads` lists what the partials read (0, 1, "out").
     zero=True: both partials are zero (floor_divide), recorded as in `unary`.
-    kind: "any", "numeric" (no bool), "float" (float or complex), "real" (real floating), "integer", "compare"/"logical" (bool out).
+    kind: "any", "numeric" (no bool), "real_numeric" (neither bool nor complex), "ordered" (no complex),
+    "float" (float or complex), "real" (real floating), "integer", "ordered_compare" (bool out, no complex), "compare"/"logical" (bool out).
     """
     vjp = jvp = None
     if zero:

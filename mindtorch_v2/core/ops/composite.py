@@ -22,7 +22,7 @@ def _float(x):
     x = _family.as_operand(x)
     if not _family.is_arraylike(x):
         x = _family.asarray(x)
-    if x.dtype.category != dt.FLOAT:
+    if x.dtype.category < dt.FLOAT:
         x = cast(x, dt.default_float)
     return x
 
@@ -57,9 +57,9 @@ def square(x):
 
 
 def isfinite(x):
-    if x.dtype.category != dt.FLOAT:
+    if x.dtype.category < dt.FLOAT:
         return eq(x, x)
-    return logical_and(eq(x, x), lt(abs(x), math.inf))
+    return logical_and(eq(x, x), lt(abs(x), math.inf))  # complex: |z| is finite iff both parts are
 
 
 def _stable_shift(x, axis, finite=True):

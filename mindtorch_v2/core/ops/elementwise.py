@@ -26,7 +26,8 @@ __all__ = [
     "add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum", "eq", "ne", "lt", "le",
     "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
     "subtract", "multiply", "divide", "power", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "true_divide", "negative", "absolute", "where_p", "where",
+    "greater_equal", "true_divide", "negative", "absolute", "where_p", "where", "real_p", "real", "imag_p", "imag",
+    "conj_p", "conj", "complex_p",
 ]
 
 # ---------------------------------------------------------------------------
@@ -38,9 +39,9 @@ def _cast_meta(x, *, dtype):
 
 
 def _cast_grad(g, x_dtype):
-    if x_dtype.category != dt.FLOAT:
+    if x_dtype.category < dt.FLOAT:
         return None
-    return cast(g, x_dtype)
+    return cast(g, x_dtype)  # complex -> real keeps the real part: the transpose of the real embedding
 
 
 cast_p = Primitive("cast", _cast_meta, linear=True,
@@ -52,7 +53,9 @@ cast_p.batch = unary_rule(cast_p)
 
 @cast_p.def_impl("cpu")
 def _cast_cpu(x, *, dtype):
-    if x.dtype.kind == "f" and dtype.category != dt.FLOAT:
+    if x.dtype.kind == "c" and dtype.category != dt.COMPLEX:
+        x = x.real  # complex to real keeps the real part (the eager layer warns, as torch does)
+    if x.dtype.kind == "f" and dtype.category < dt.FLOAT:
         with np.errstate(invalid="ignore", over="ignore"):  # nan / inf to an integer: silent, as in torch
             return x.astype(dtype.np)
     return x.astype(dtype.np)
@@ -97,12 +100,15 @@ def _floatify(x):
     x = _family.as_operand(x)
     if not _family.is_arraylike(x):
         return _family.scalar_array(x, dt.result_type(x, 0.0), _family._cpu)
-    if x.dtype.category != dt.FLOAT:
+    if x.dtype.category < dt.FLOAT:
         return cast(x, dt.default_float)
     return x
 
 
 def _stable_sigmoid(x):
+    if x.dtype.kind == "c":
+        with np.errstate(all="ignore"):
+            return 1 / (1 + np.exp(-x))
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
@@ -128,9 +134,8 @@ def _int_identity(np_fn):
 
 
 neg_p = unary("neg", np.negative, kind="numeric", linear=lambda t: neg(t))
-abs_p = unary("abs", np.abs, kind="numeric", d_x=lambda x: sign(x))
 sign_p = unary("sign", lambda x: np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype) if x.dtype.kind == "f"
-               else np.sign(x), kind="numeric", zero=True)  # sign(nan) is 0 in torch
+               else np.sign(x), kind="real_numeric", zero=True)  # sign(nan) is 0 in torch
 exp_p = unary("exp", _quiet(np.exp), d_out=lambda out: out)
 expm1_p = unary("expm1", _quiet(np.expm1), d_out=lambda out: add(out, 1.0))
 log_p = unary("log", _quiet(np.log), d_x=lambda x: reciprocal(x))
@@ -142,13 +147,100 @@ cos_p = unary("cos", np.cos, d_x=lambda x: neg(sin(x)))
 tan_p = unary("tan", np.tan, d_out=lambda out: add(1.0, mul(out, out)))
 tanh_p = unary("tanh", np.tanh, d_out=lambda out: sub(1.0, mul(out, out)))
 sigmoid_p = unary("sigmoid", _stable_sigmoid, d_out=lambda out: mul(out, sub(1.0, out)))
-erf_p = unary("erf", _erf, d_x=lambda x: mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
-floor_p = unary("floor", _int_identity(np.floor), kind="numeric", zero=True)
-ceil_p = unary("ceil", _int_identity(np.ceil), kind="numeric", zero=True)
-round_p = unary("round", _int_identity(np.round), kind="numeric", zero=True)
+erf_p = unary("erf", _erf, kind="real", d_x=lambda x: mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
+floor_p = unary("floor", _int_identity(np.floor), kind="real_numeric", zero=True)
+ceil_p = unary("ceil", _int_identity(np.ceil), kind="real_numeric", zero=True)
+round_p = unary("round", _int_identity(np.round), kind="real_numeric", zero=True)
 reciprocal_p = unary("reciprocal", _quiet(lambda x: 1 / x), d_out=lambda out: neg(mul(out, out)))
 logical_not_p = unary("logical_not", np.logical_not, kind="bool")
 bitwise_not_p = unary("bitwise_not", np.invert, kind="integer")  # `~`: logical not on bool
+
+
+# ---------------------------------------------------------------------------
+# complex parts. The core's complex derivatives follow JAX: a VJP is the transpose of the JVP (no
+# conjugation), so holomorphic rules are the real ones (g * f'(x)) and `grad` of a real function of z
+# is the conjugate of PyTorch's `z.grad`; the eager tape conjugates at its boundary (eager/autograd).
+
+
+def _complex_meta(name, to):
+    def meta(x):
+        if to == "real":
+            if x.dtype is dt.bool_:
+                raise TypeError(f"{name}: not supported for bool arrays")
+            return x.shape, x.dtype.to_real()
+        if x.dtype.category != dt.COMPLEX:
+            raise TypeError(f"{name}: expected a complex dtype, got {x.dtype.name}")
+        return x.shape, x.dtype
+    return meta
+
+
+def _real_lowering(np_fn):
+    return lambda x: np_fn(x) if x.dtype.kind == "c" else x
+
+
+real_p = Primitive("real", _complex_meta("real", "real"), linear=True,
+                   vjp=(lambda g, out, x: cast(g, x.dtype),))  # the transpose of Re is the embedding
+real_p.batch = unary_rule(real_p)
+real_p.def_impl("cpu")(_real_lowering(np.real))
+imag_p = Primitive("imag", _complex_meta("imag", "real"), linear=True,
+                   vjp=(lambda g, out, x: mul(cast(g, x.dtype), -1j),))  # transpose of Im: t -> -i t
+imag_p.batch = unary_rule(imag_p)
+imag_p.def_impl("cpu")(np.imag)
+conj_p = unary("conj", _real_lowering(np.conjugate), kind="any", linear=lambda t: conj(t))
+
+
+def _complex_pair_meta(re, im):
+    d = _family.same_dtype("complex", re, im)
+    if d not in (dt.float32, dt.float64, dt.float16, dt.bfloat16):
+        raise TypeError(f"complex: expected float32 or float64 parts, got {d.name}")
+    return broadcast_shapes("complex", re.shape, im.shape), d.to_complex()
+
+
+complex_p = Primitive("complex", _complex_pair_meta, linear=True,
+                      vjp=(lambda g, out, re, im: sum_to_shape(real(g), re.shape),
+                           lambda g, out, re, im: sum_to_shape(neg(imag(g)), im.shape)))
+complex_p.batch = elementwise_rule(complex_p)
+complex_p.def_impl("cpu")(lambda re, im: (re.astype(np.result_type(re, np.complex64)) + 1j * im))
+
+
+def real(x):
+    """The real part (real arrays: themselves)."""
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x) or x.dtype.category != dt.COMPLEX:
+        return x if _family.is_arraylike(x) else _family.scalar_array(x.real, dt.result_type(x.real), _family._cpu)
+    return real_p.bind(x)
+
+
+def imag(x):
+    """The imaginary part of a complex array."""
+    return imag_p.bind(_family.as_operand(x))
+
+
+def conj(x):
+    """The complex conjugate (real arrays: themselves)."""
+    x = _family.as_operand(x)
+    if x.dtype.category != dt.COMPLEX:
+        return x
+    return conj_p.bind(x)
+
+
+def _d_abs(x):
+    # d|x|/dx: sign(x) for real x; for complex x, conj(x)/|x| (0 at 0), the transpose of t -> Re(conj(x) t)/|x|
+    if x.dtype.category != dt.COMPLEX:
+        return sign(x)
+    a = abs(x)
+    return conj(div(x, cast(where(eq(a, 0.0), 1.0, a), x.dtype)))
+
+
+def _abs_jvp(ts, out, x):
+    t = mul(ts[0], _d_abs(x))
+    return real(t) if x.dtype.category == dt.COMPLEX else t
+
+
+abs_p = Primitive("abs", _complex_meta("abs", "real"), vjp=(lambda g, out, x: mul(g, _d_abs(x)),), vjp_reads=(0,),
+                  jvp=_abs_jvp)
+abs_p.batch = unary_rule(abs_p)
+abs_p.def_impl("cpu")(np.abs)
 
 
 def neg(x):
@@ -185,7 +277,7 @@ def bitwise_not(x):
 
 def _float_unary(prim):
     def fn(x):
-        if not isinstance(x, ArrayBase) or x.dtype.category != dt.FLOAT:
+        if not isinstance(x, ArrayBase) or x.dtype.category < dt.FLOAT:
             x = _floatify(x)
         return prim.bind(x)
     fn.__name__ = prim.name
@@ -227,7 +319,10 @@ def _pow_dx(x, y, out):
 
 
 def _pow_dy(x, y, out):
-    zero_base = logical_and(eq(x, 0.0), ge(y, 0.0))  # 0^y is constant in y there: 0, not 0 * log(0)
+    if y.dtype.category == dt.COMPLEX:  # 0^y for complex y: the derivative is 0 there too (not 0 * log 0)
+        zero_base = eq(x, 0.0)
+    else:
+        zero_base = logical_and(eq(x, 0.0), ge(y, 0.0))  # 0^y is constant in y there: 0, not 0 * log(0)
     return where(zero_base, 0.0, mul(out, log(where(zero_base, 1.0, x))))
 
 
@@ -260,18 +355,18 @@ sub_p = binary("sub", np.subtract, kind="numeric", d_x=ONE, d_y=NEG_ONE)
 mul_p = binary("mul", np.multiply, d_x=lambda x, y, out: y, d_y=lambda x, y, out: x, reads=((1,), (0,)))
 div_p = binary("div", _quiet(np.true_divide), kind="float", d_x=lambda x, y, out: reciprocal(y),
                d_y=lambda x, y, out: neg(div(div(x, y), y)), reads=((1,), (0, 1)))
-floor_divide_p = binary("floor_divide", _quiet(_floor_divide_np), kind="numeric", zero=True)
-remainder_p = binary("remainder", _quiet(_remainder_np), kind="numeric", d_x=ONE,
+floor_divide_p = binary("floor_divide", _quiet(_floor_divide_np), kind="real_numeric", zero=True)
+remainder_p = binary("remainder", _quiet(_remainder_np), kind="real_numeric", d_x=ONE,
                      d_y=lambda x, y, out: neg(floor_divide(x, y)), reads=((), (0, 1)))
 pow_p = binary("pow", _quiet(_pow_np), kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=((0, 1), (0, 1, "out")))
-maximum_p = binary("maximum", np.maximum, d_x=_max_partial, d_y=lambda x, y, o: _max_partial(y, x, o), reads=(0, 1))
-minimum_p = binary("minimum", np.minimum, d_x=_min_partial, d_y=lambda x, y, o: _min_partial(y, x, o), reads=(0, 1))
+maximum_p = binary("maximum", np.maximum, kind="ordered", d_x=_max_partial, d_y=lambda x, y, o: _max_partial(y, x, o), reads=(0, 1))
+minimum_p = binary("minimum", np.minimum, kind="ordered", d_x=_min_partial, d_y=lambda x, y, o: _min_partial(y, x, o), reads=(0, 1))
 eq_p = binary("eq", np.equal, kind="compare")
 ne_p = binary("ne", np.not_equal, kind="compare")
-lt_p = binary("lt", np.less, kind="compare")
-le_p = binary("le", np.less_equal, kind="compare")
-gt_p = binary("gt", np.greater, kind="compare")
-ge_p = binary("ge", np.greater_equal, kind="compare")
+lt_p = binary("lt", np.less, kind="ordered_compare")
+le_p = binary("le", np.less_equal, kind="ordered_compare")
+gt_p = binary("gt", np.greater, kind="ordered_compare")
+ge_p = binary("ge", np.greater_equal, kind="ordered_compare")
 logical_and_p = binary("logical_and", np.logical_and, kind="logical")
 logical_or_p = binary("logical_or", np.logical_or, kind="logical")
 logical_xor_p = binary("logical_xor", np.logical_xor, kind="logical")
