@@ -15,8 +15,8 @@ from . import backends as _backends  # noqa: F401  (registers cpu and, where pre
 from .api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
 from .array import Array, ArrayBase, aval
 from .devices import Device, cpu, device, meta, register_backend
-from .dtypes import (DType, bool_, float16, float32, float64, int8, int16, int32, int64, promote_types,
-                     result_type, uint8)
+from .dtypes import (DType, bfloat16, bool_, complex64, complex128, float8_e4m3fn, float8_e5m2, float16, float32,
+                     float64, int8, int16, int32, int64, promote_types, result_type, uint8, uint16, uint32, uint64)
 from .ops import fft, linalg, random, special  # namespaces, as jax.numpy.fft/linalg, jax.random, jax.scipy.special
 from .primitive import ALL_INPUTS, Primitive, Tracer, UnexpectedTracerError, VariadicVJP, bind, primitives
 from .ops.linalg import dot, matmul, matmul_p, outer
@@ -32,6 +32,7 @@ from .ops.elementwise import (  # noqa: F401,A004
     sub, mul, div, floor_divide, remainder, pow, maximum, minimum, eq, ne, lt, le, gt, ge, logical_and,
     logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, subtract, multiply, divide, power, equal,
     not_equal, less, less_equal, greater, greater_equal, true_divide, negative, absolute, where_p, where,
+    real_p, real, imag_p, imag, conj_p, conj, complex_p,
 )
 from .ops.shape import (  # noqa: F401,A004
     broadcast_shapes, reshape_p, reshape, broadcast_to_p, broadcast_to, broadcast_arrays, transpose_p,
@@ -47,9 +48,16 @@ from .ops.reduction import (  # noqa: F401,A004
     sum_to_shape, sum_p, prod_p, max_p, min_p, any_p, all_p, argmax_p, argmin_p, cumsum_p, sum, prod, max,
     min, any, all, argmax, argmin, cumsum, amax, amin,
 )
+from .ops.scan import (  # noqa: F401,A004
+    cumargmax_p, cumargmin_p, cumulative_sum, cumulative_prod, cumprod, cummax, cummin, logcumsumexp,
+)
 from .ops.indexing import (  # noqa: F401,A004
     take_p, index_add_p, take, index_add, gather_p, scatter_add_p, scatter_p, gather, take_along_axis,
     scatter_add, scatter, sort_p, sort, argsort, topk, getitem,
+)
+from .ops.search import (  # noqa: F401,A004
+    searchsorted_p, searchsorted, digitize, isin, unique, unique_all, unique_counts, unique_inverse,
+    unique_values, unique_consecutive,
 )
 from .ops.strided import (  # noqa: F401,A004
     as_strided_p, as_strided_scatter_p, as_strided, as_strided_scatter,
@@ -67,5 +75,27 @@ from .ops.conv import (  # noqa: F401,A004
 )
 from .ops.pool import (  # noqa: F401,A004
     max_pool_p, avg_pool_p, max_pool, avg_pool, max_pool_indices, adaptive_pool_bins,
+)
+from .ops.complex import (  # noqa: F401,A004
+    complex, angle, sgn, polar, real_pair, from_real_pair, iscomplexobj, conjugate,
+)
+from .ops.layout import (  # noqa: F401,A004
+    meshgrid, rot90, diff, repeat, atleast_1d, atleast_2d, atleast_3d, block_diag, column_stack, hstack,
+    vstack, dstack, split, array_split, hsplit, vsplit, dsplit, unstack, tril_indices, triu_indices,
+    logspace, cartesian_prod, combinations, diagonal, diag_embed, diagonal_scatter, select_scatter,
+    slice_scatter,
+)
+from .ops.elementary import (  # noqa: F401,A004
+    arcsin_p, arccos_p, arctan_p, sinh_p, cosh_p, arcsinh_p, arccosh_p, arctanh_p, exp2_p, arctan2_p,
+    hypot_p, nextafter_p, signbit_p, gcd_p, lcm_p, left_shift_p, right_shift_p, i0_p, i1_p, i0e_p, i1e_p,
+    arcsin, arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, asin, acos, atan, asinh, acosh, atanh,
+    exp2, arctan2, atan2, hypot, nextafter, signbit, gcd, lcm, left_shift, right_shift, bitwise_left_shift,
+    bitwise_right_shift, i0, logaddexp, logaddexp2, copysign, frac, ldexp, sinc, deg2rad, rad2deg, radians,
+    degrees, heaviside, fmin, fmax, float_power, nan_to_num, isneginf, isposinf, isnan, isinf, isreal,
+    positive,
+)
+from .ops.statistics import (  # noqa: F401,A004
+    argmode_p, nansum, nanmean, median, nanmedian, quantile, nanquantile, median_low, nanmedian_low,
+    kthvalue, mode, histc, bincount,
 )
 # <<< end of generated names
