@@ -1,7 +1,8 @@
 """Indexing primitives: take / index_add (whole slices along an axis), gather /
 scatter_add / scatter (torch.gather-style, element by element), sort; and the
-composites built on them: argsort, topk, and `getitem` (NumPy indexing with
-ints, slices, None, Ellipsis, integer arrays and concrete boolean masks).
+composites built on them: argsort, topk, `getitem` (NumPy indexing with
+ints, slices, None, Ellipsis, integer arrays and concrete boolean masks), and its
+writing forms index_put (set or accumulate) and masked_scatter.
 """
 import builtins
 
@@ -13,13 +14,15 @@ from ._family import all_front, move_to_front
 from ..primitive import Primitive, Tracer
 from . import _family
 from .creation import arange, asarray
-from .elementwise import add, lt, mul, where
+from .elementwise import add, cast, lt, maximum, minimum, mul, sub, where
 from ._family import normalize_axis
+from .reduction import cumsum
 from .shape import broadcast_to, expand_dims, reshape, squeeze, static_slice, transpose
 
 __all__ = [
     "take_p", "index_add_p", "take", "index_add", "gather_p", "scatter_add_p", "scatter_p", "gather",
-    "take_along_axis", "scatter_add", "scatter", "sort_p", "sort", "argsort", "topk", "getitem",
+    "take_along_axis", "scatter_add", "scatter", "sort_p", "sort", "argsort", "topk", "getitem", "index_put",
+    "masked_scatter",
 ]
 
 
@@ -526,3 +529,90 @@ def _advanced(x, adv):
         out = transpose(out, perm)
     return out
 
+
+
+# ---------------------------------------------------------------------------
+# index_put / masked_scatter: the writing forms of advanced indexing (linear in x and in the values)
+
+
+def index_put(x, indices, values, accumulate=False):
+    """x with x[indices] = values (or += values with `accumulate`, where duplicate indices sum); `indices`
+    a tuple of integer arrays (or concrete boolean masks) for x's leading axes, broadcast together."""
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        x = asarray(x)
+    values = _family.as_operand(values)
+    values = values if _family.is_arraylike(values) else asarray(values, dtype=x.dtype, device=x.device)
+    if values.dtype is not x.dtype:
+        values = cast(values, x.dtype)
+    idx = []
+    for k in (indices if isinstance(indices, (tuple, list)) else (indices,)):
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_ or (
+                _family.is_arraylike(k) and not isinstance(k, Tracer) and k.dtype is dt.bool_):
+            if getattr(getattr(k, "device", None), "type", "cpu") == "meta":
+                raise IndexError("index_put: boolean masks need data; they are not supported on meta arrays")
+            idx.extend(asarray(nz, device=x.device) for nz in np.nonzero(np.asarray(k)))
+        else:
+            idx.append(_index_array(k, x.device))
+    if len(idx) > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {len(idx)} were indexed")
+    try:
+        bshape = _family.broadcast_shapes("index_put", *[i.shape for i in idx])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(tuple(i.shape)) for i in idx)) from None
+    rest = tuple(x.shape[len(idx):])
+    flat, stride = None, 1
+    for axis in reversed(range(len(idx))):
+        i, size = idx[axis], x.shape[axis]
+        if not isinstance(i, Tracer) and i.device.type != "meta":
+            _check_bounds("index_put", np.asarray(i), size, axis)
+        i = where(lt(i, 0), add(i, size), i)
+        term = mul(i, stride) if stride != 1 else i
+        flat = term if flat is None else add(flat, term)
+        stride *= size
+    k = _family.prod(bshape)
+    if flat is None:  # no index: the whole x
+        flat = asarray(0, dtype=dt.int64, device=x.device)
+    flat = reshape(broadcast_to(flat, bshape), (k,))
+    try:
+        values = broadcast_to(values, bshape + rest)
+    except ValueError:
+        raise ValueError(f"index_put: values of shape {tuple(values.shape)} cannot be broadcast to the indexing "
+                         f"result's shape {bshape + rest}") from None
+    values = reshape(values, (k,) + rest)
+    rows = reshape(x, (stride,) + rest)
+    if accumulate:
+        out = index_add_p.bind(rows, flat, values, axis=0)
+    else:
+        where_to = broadcast_to(reshape(flat, (k,) + (1,) * len(rest)), (k,) + rest)
+        out = scatter_p.bind(rows, where_to, values, axis=0)
+    return reshape(out, tuple(x.shape))
+
+
+def masked_scatter(x, mask, source):
+    """x with the entries where `mask` (broadcast to x) holds replaced, in row-major order, by the first
+    entries of `source` (torch.masked_scatter). A running count of the mask picks each source entry, so
+    this traces; the count is checked against source's size when the mask is concrete."""
+    x = _family.as_operand(x)
+    mask = _family.as_operand(mask)
+    if not _family.is_arraylike(mask):
+        mask = asarray(mask, device=x.device)
+    if mask.dtype is not dt.bool_:
+        raise TypeError(f"masked_scatter: the mask must be a bool array, got {mask.dtype.name}")
+    source = _family.as_operand(source)
+    if source.dtype is not x.dtype:
+        source = cast(source, x.dtype)
+    shape = tuple(x.shape)
+    mask = broadcast_to(mask, shape)
+    m = reshape(mask, (-1,))
+    src = reshape(source, (-1,))
+    s = src.shape[0]
+    if type(mask) is _Array and mask._buf is not None:
+        if int(np.count_nonzero(mask._buf)) > s:
+            raise ValueError("masked_scatter: the source has fewer elements than the mask has ones")
+    if s == 0:
+        return x
+    pos = sub(cumsum(cast(m, dt.int64), 0), 1)
+    pos = minimum(maximum(pos, 0), s - 1)
+    return where(mask, reshape(take_p.bind(src, pos, axis=0), shape), x)
