@@ -1,2 +1,371 @@
-"""placeholder: elementary family (being written)"""
-__all__ = []
+"""Elementwise math beyond elementwise.py, with jax.numpy's names: inverse trigonometric and hyperbolic
+functions, exp2, hypot, arctan2, floating-point manipulation (copysign, nextafter, signbit, frac, ldexp,
+nan_to_num), the NaN-ignoring fmin / fmax, integer gcd / lcm / shifts, and the modified Bessel functions
+I0, I1 (and their exponentially scaled forms, which core.special re-exports) that jax.numpy.i0 needs.
+
+Primitives where a kernel is needed (a NumPy or scipy.special function) or where a formula of other ops
+loses accuracy (hypot: no overflow of x*x); composites (no rules of their own) for the rest.
+"""
+import math
+
+import ml_dtypes
+import numpy as np
+import scipy.special as _sc
+
+from .. import dtypes as dt
+from ..array import ArrayBase
+from ..primitive import Primitive
+from . import _family
+from ._family import binary, broadcast_shapes, elementwise_rule, promote, same_dtype, unary
+from .composite import trunc
+from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, log1p, logical_or, maximum, mul, ne, neg, pow,
+                          reciprocal, rsqrt, sign, sin, sub, where)
+
+__all__ = [
+    "arcsin_p", "arccos_p", "arctan_p", "sinh_p", "cosh_p", "arcsinh_p", "arccosh_p", "arctanh_p", "exp2_p",
+    "arctan2_p", "hypot_p", "nextafter_p", "signbit_p", "gcd_p", "lcm_p", "left_shift_p", "right_shift_p",
+    "i0_p", "i1_p", "i0e_p", "i1e_p",
+    "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan",
+    "asinh", "acosh", "atanh", "exp2", "arctan2", "atan2", "hypot", "nextafter", "signbit", "gcd", "lcm",
+    "left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift", "i0", "logaddexp", "logaddexp2",
+    "copysign", "frac", "ldexp", "sinc", "deg2rad", "rad2deg", "radians", "degrees", "heaviside", "fmin",
+    "fmax", "float_power", "nan_to_num", "isneginf", "isposinf", "isnan", "isinf", "isreal", "positive",
+]
+
+
+def _quiet(np_fn):
+    """The lowering without floating-point warnings (arcsin(2) is nan, arctanh(1) inf, silently, as in torch)."""
+    def lowering(*args, **params):
+        with np.errstate(all="ignore"):
+            return np_fn(*args, **params)
+    return lowering
+
+
+def _float(x):
+    """x as a floating array: integer and bool inputs become the default float dtype, as in PyTorch."""
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        return _family.scalar_array(x, dt.result_type(x, 0.0), _family._cpu)
+    if x.dtype.category != dt.FLOAT:
+        return cast(x, dt.default_float)
+    return x
+
+
+def _float_unary(prim, name=None):
+    def fn(x):
+        if not isinstance(x, ArrayBase) or x.dtype.category != dt.FLOAT:
+            x = _float(x)
+        return prim.bind(x)
+    fn.__name__ = name or prim.name
+    fn.__doc__ = f"Elementwise {prim.name}; integer inputs are promoted to the default float dtype."
+    return fn
+
+
+def _float_binary(prim, name=None):
+    def fn(x, y):
+        x, y = promote(prim.name, x, y, to_float=True)
+        return prim.bind(x, y)
+    fn.__name__ = name or prim.name
+    fn.__doc__ = f"Elementwise {prim.name} with broadcasting; integer inputs are promoted to the default float."
+    return fn
+
+
+# ---------------------------------------------------------------------------
+# inverse trigonometric and hyperbolic functions, exp2 (holomorphic: right for complex too)
+
+arcsin_p = unary("arcsin", _quiet(np.arcsin), d_x=lambda x: rsqrt(sub(1.0, mul(x, x))))
+arccos_p = unary("arccos", _quiet(np.arccos), d_x=lambda x: neg(rsqrt(sub(1.0, mul(x, x)))))
+arctan_p = unary("arctan", np.arctan, d_x=lambda x: reciprocal(add(1.0, mul(x, x))))
+sinh_p = unary("sinh", _quiet(np.sinh), d_x=lambda x: cosh(x))
+cosh_p = unary("cosh", _quiet(np.cosh), d_x=lambda x: sinh(x))
+arcsinh_p = unary("arcsinh", np.arcsinh, d_x=lambda x: rsqrt(add(mul(x, x), 1.0)))
+# 1/sqrt(x-1)/sqrt(x+1), not 1/sqrt(x*x-1): the same for real x > 1, and the principal branch for complex x
+arccosh_p = unary("arccosh", _quiet(np.arccosh), d_x=lambda x: mul(rsqrt(sub(x, 1.0)), rsqrt(add(x, 1.0))))
+arctanh_p = unary("arctanh", _quiet(np.arctanh), d_x=lambda x: reciprocal(sub(1.0, mul(x, x))))
+exp2_p = unary("exp2", _quiet(np.exp2), d_out=lambda out: mul(out, math.log(2.0)))
+
+arcsin = asin = _float_unary(arcsin_p)
+arccos = acos = _float_unary(arccos_p)
+arctan = atan = _float_unary(arctan_p)
+sinh = _float_unary(sinh_p)
+cosh = _float_unary(cosh_p)
+arcsinh = asinh = _float_unary(arcsinh_p)
+arccosh = acosh = _float_unary(arccosh_p)
+arctanh = atanh = _float_unary(arctanh_p)
+exp2 = _float_unary(exp2_p)
+
+
+# ---------------------------------------------------------------------------
+# arctan2, hypot (a primitive: np.hypot scales, so hypot(1e200, 1e200) is finite where sqrt(x*x+y*y) is inf),
+# nextafter, signbit
+
+
+def _sq_sum(x, y):
+    return add(mul(x, x), mul(y, y))
+
+
+arctan2_p = binary("arctan2", np.arctan2, kind="real", d_x=lambda x, y, out: div(y, _sq_sum(x, y)),
+                   d_y=lambda x, y, out: neg(div(x, _sq_sum(x, y))), reads=((0, 1), (0, 1)))
+# torch's rule: g * x / out (nan at the origin, as in torch)
+hypot_p = binary("hypot", np.hypot, kind="real", d_x=lambda x, y, out: div(x, out),
+                 d_y=lambda x, y, out: div(y, out), reads=((0, "out"), (1, "out")))
+nextafter_p = binary("nextafter", np.nextafter, kind="real")  # not differentiable (nor in torch)
+
+
+def _signbit_np(x):
+    if x.dtype.kind == "b":
+        return np.zeros(x.shape, np.bool_)
+    return np.signbit(x)
+
+
+signbit_p = unary("signbit", _signbit_np, kind="bool")  # bool out; sees -0.0 and -nan, which `x < 0` does not
+
+arctan2 = atan2 = _float_binary(arctan2_p)
+hypot = _float_binary(hypot_p)
+nextafter = _float_binary(nextafter_p)
+
+
+def signbit(x):
+    """Whether the sign bit of x is set (True for -0.0; False for every unsigned or bool value)."""
+    return signbit_p.bind(_family.as_operand(x) if _family.is_arraylike(x) else _family.asarray(x))
+
+
+# ---------------------------------------------------------------------------
+# integer ops: gcd, lcm, shifts (integer dtypes only: no bool, as torch and jax.numpy)
+
+
+def _int_binary_meta(name):
+    def meta(x, y):
+        d = same_dtype(name, x, y)
+        if d.category != dt.INT:
+            raise TypeError(f"{name}: expected integer arrays, got {d.name}")
+        return (x.shape if x.shape == y.shape else broadcast_shapes(name, x.shape, y.shape)), d
+    return meta
+
+
+def _int_binary(name, np_fn):
+    prim = Primitive(name, _int_binary_meta(name))
+    prim.batch = elementwise_rule(prim)
+    prim.def_impl("cpu")(np_fn)
+    return prim
+
+
+def _shift_np(left):
+    """x << s / x >> s as torch defines them for every shift: a shift by a negative amount or by at least the
+    bit width gives 0 (left) or the sign fill (right), where C (and NumPy) leave it undefined."""
+    def fn(x, s):
+        bits = x.dtype.itemsize * 8
+        wide = s.astype(np.int64) if s.dtype != np.uint64 else np.minimum(s, bits).astype(np.int64)
+        outside = (wide < 0) | (wide >= bits)
+        s = np.where(outside, 0, wide).astype(x.dtype)
+        if left:
+            return np.where(outside, 0, np.left_shift(x, s)).astype(x.dtype, copy=False)
+        fill = np.right_shift(x, bits - 1) if x.dtype.kind == "i" else np.zeros_like(x)
+        return np.where(outside, fill, np.right_shift(x, s)).astype(x.dtype, copy=False)
+    return fn
+
+
+gcd_p = _int_binary("gcd", np.gcd)
+lcm_p = _int_binary("lcm", np.lcm)
+left_shift_p = _int_binary("left_shift", _shift_np(left=True))
+right_shift_p = _int_binary("right_shift", _shift_np(left=False))
+
+
+def _int_fn(prim):
+    def fn(x, y):
+        x, y = promote(prim.name, x, y)
+        return prim.bind(x, y)
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Elementwise {prim.name} of integer arrays, with broadcasting."
+    return fn
+
+
+gcd = _int_fn(gcd_p)
+lcm = _int_fn(lcm_p)
+left_shift = bitwise_left_shift = _int_fn(left_shift_p)
+right_shift = bitwise_right_shift = _int_fn(right_shift_p)
+
+
+# ---------------------------------------------------------------------------
+# modified Bessel functions of the first kind (scipy.special kernels); the derivatives stay inside the family:
+# I0' = I1, I1' = I0 - I1/x (1/2 at 0), and for the scaled ones (e^-|x| I): I0e' = I1e - sign(x) I0e,
+# I1e' = I0e - I1e (sign(x) + 1/x)
+
+
+def _at_zero(x, value, fn):
+    """fn(x) away from x = 0 and `value` at 0; fn never sees the 0 (no 0/0 in a higher derivative)."""
+    zero = eq(x, 0.0)
+    return where(zero, value, fn(where(zero, 1.0, x)))
+
+
+def _i1_d(x):
+    return _at_zero(x, 0.5, lambda x: sub(i0(x), div(i1(x), x)))
+
+
+def _i1e_d(x, out):
+    return _at_zero(x, 0.5, lambda s: sub(i0e(s), mul(i1e(s), add(sign(s), reciprocal(s)))))
+
+
+def _xo_unary(name, np_fn, d):
+    """An elementwise real primitive whose derivative d(x, out) reads both its input and its output."""
+    prim = Primitive(name, _family._unary_meta(name, "real"), vjp_reads=(0, "out"),
+                     vjp=(lambda g, out, x: mul(g, d(x, out)),), jvp=lambda ts, out, x: mul(ts[0], d(x, out)))
+    prim.batch = _family.unary_rule(prim)
+    prim.def_impl("cpu")(np_fn)
+    return prim
+
+
+i0_p = unary("i0", _sc.i0, kind="real", d_x=lambda x: i1(x))
+i1_p = unary("i1", _sc.i1, kind="real", d_x=_i1_d)
+i0e_p = _xo_unary("i0e", _sc.i0e, lambda x, out: sub(i1e(x), mul(sign(x), out)))
+i1e_p = _xo_unary("i1e", _sc.i1e, _i1e_d)
+
+i0 = _float_unary(i0_p)
+i1 = _float_unary(i1_p)
+i0e = _float_unary(i0e_p)
+i1e = _float_unary(i1e_p)
+
+
+# ---------------------------------------------------------------------------
+# composites
+
+
+def isnan(x):
+    """Whether each element is nan (never for integers)."""
+    return ne(x, x)
+
+
+def isinf(x):
+    """Whether each element is +inf or -inf (never for integers)."""
+    x = _family.as_operand(x)
+    if x.dtype.category != dt.FLOAT:
+        return ne(x, x)
+    return eq(abs(x), math.inf)
+
+
+def isposinf(x):
+    return eq(x, math.inf) if x.dtype.category == dt.FLOAT else ne(x, x)
+
+
+def isneginf(x):
+    return eq(x, -math.inf) if x.dtype.category == dt.FLOAT else ne(x, x)
+
+
+def isreal(x):
+    """Whether each element has a zero imaginary part (every element of a real array)."""
+    if x.dtype.np.kind == "c":
+        raise NotImplementedError("isreal: complex arrays are not supported yet")
+    return logical_or(eq(x, x), ne(x, x))  # True everywhere, nan included, in x's shape (also under vmap)
+
+
+def positive(x):
+    """x itself (unary +); bool arrays are refused, as in torch."""
+    x = _family.as_operand(x)
+    if _family.is_arraylike(x) and x.dtype is dt.bool_:
+        raise TypeError("positive: not supported for bool arrays")
+    return x
+
+
+def logaddexp(x, y):
+    """log(exp(x) + exp(y)) without overflow: max(x, y) + log1p(exp(-|x - y|)). The maximum's split
+    gradient at ties (1/2 each) is the true one; equal infinities give that infinity (no inf - inf)."""
+    x, y = promote("logaddexp", x, y, to_float=True)
+    same = eq(x, y)
+    d = where(same, 0.0, sub(x, y))
+    return add(maximum(x, y), log1p(exp(neg(abs(d)))))
+
+
+def logaddexp2(x, y):
+    """log2(2**x + 2**y) without overflow."""
+    x, y = promote("logaddexp2", x, y, to_float=True)
+    same = eq(x, y)
+    d = where(same, 0.0, sub(x, y))
+    return add(maximum(x, y), div(log1p(exp2(neg(abs(d)))), math.log(2.0)))
+
+
+def copysign(x, y):
+    """|x| with the sign bit of y (so -0.0 counts as negative); integers become the default float. The
+    derivative in x is sign(x) * sign-of-y (0 at x = 0, as torch), in y zero."""
+    x, y = promote("copysign", x, y, to_float=True)
+    m = abs(x)
+    return where(signbit(y), neg(m), m)
+
+
+def frac(x):
+    """x - trunc(x): the fractional part, with the sign of x."""
+    return sub(x, trunc(x))
+
+
+def ldexp(x, e):
+    """x * 2**e (float result)."""
+    x = _float(x)
+    return mul(x, exp2(e))
+
+
+def sinc(x):
+    """sin(pi x) / (pi x), 1 at 0 (the normalized sinc of torch and NumPy)."""
+    x = _float(x)
+    return _at_zero(x, 1.0, lambda s: div(sin(mul(s, math.pi)), mul(s, math.pi)))
+
+
+def deg2rad(x):
+    return mul(_float(x), math.pi / 180.0)
+
+
+def rad2deg(x):
+    return mul(_float(x), 180.0 / math.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def heaviside(x, values):
+    """0 where x < 0, `values` where x == 0, 1 where x > 0 (0 for nan, as torch)."""
+    x, values = promote("heaviside", x, values)
+    return where(eq(x, 0), values, cast(gt(x, 0), x.dtype))
+
+
+def fmax(x, y):
+    """The larger of x and y, ignoring nan (nan only where both are); x at ties, as torch's gradient."""
+    x, y = promote("fmax", x, y)
+    return where(logical_or(ge(x, y), ne(y, y)), x, y)
+
+
+def fmin(x, y):
+    """The smaller of x and y, ignoring nan (nan only where both are); x at ties."""
+    x, y = promote("fmin", x, y)
+    return where(logical_or(le(x, y), ne(y, y)), x, y)
+
+
+def _double(x):
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        x = _family.asarray(x)
+    wide = dt.from_numpy(np.dtype(np.complex128)) if x.dtype.np.kind == "c" else dt.float64
+    return cast(x, wide)
+
+
+def float_power(x, y):
+    """x ** y computed in double precision (complex128 if either is complex)."""
+    x, y = _double(x), _double(y)
+    if x.dtype is not y.dtype:
+        x, y = promote("float_power", x, y)
+    return pow(x, y)
+
+
+def _finfo(dtype):
+    return ml_dtypes.finfo(dtype.np)
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """x with nan, +inf and -inf replaced (by default: 0 and the dtype's largest / lowest finite values);
+    integer arrays come back as they are."""
+    x = _family.as_operand(x)
+    if x.dtype.category != dt.FLOAT:
+        return x
+    info = _finfo(x.dtype)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    out = where(ne(x, x), nan, x)
+    out = where(eq(x, math.inf), posinf, out)
+    return where(eq(x, -math.inf), neginf, out)
