@@ -51,7 +51,7 @@ def _np_axis(x, axis):
 
 
 def _sum_dtype(d):
-    return dt.int64 if d.category != dt.FLOAT else d
+    return dt.int64 if d.category < dt.FLOAT else d
 
 
 def _expand_back(g, x, axis, keepdims):
@@ -82,15 +82,27 @@ sum_p.batch = _reduce_batch(sum_p)
 
 
 def _acc_dtype(x):
-    """The numpy dtype a sum / prod / cumsum of x accumulates in: float16 in float32, as torch's cpu
-    kernels do (a float16 running sum stalls at 2048); ints and bool in int64."""
-    return np.float32 if x.dtype == np.float16 else _sum_dtype(dt.from_numpy(x.dtype)).np
+    """The numpy dtype a sum / prod / cumsum of x accumulates in: half-precision floats (float16, bfloat16,
+    the float8s) in float32, as torch's cpu kernels do (a float16 running sum stalls at 2048, and NumPy has
+    no bfloat16 kernels); ints and bool in int64."""
+    d = dt.from_numpy(x.dtype)
+    if d.category < dt.FLOAT:
+        return np.int64
+    return np.float32 if d.itemsize < 4 and dt.is_float(d) else x.dtype
+
+
+def _narrow(out, x):
+    """A result accumulated wide, back in x's dtype (float: the narrow float, inf past its range, as torch;
+    int: int64 already)."""
+    if out.dtype == x.dtype or x.dtype.kind in "biu":
+        return out
+    with np.errstate(over="ignore"):
+        return np.asarray(out).astype(x.dtype)
 
 
 @sum_p.def_impl("cpu")
 def _sum_cpu(x, *, axis, keepdims):
-    out = np.sum(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_acc_dtype(x))
-    return out.astype(np.float16) if x.dtype == np.float16 else out
+    return _narrow(np.sum(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_acc_dtype(x)), x)
 
 
 def _shift(x, k, reverse):
@@ -134,8 +146,7 @@ prod_p.batch = _reduce_batch(prod_p)
 
 @prod_p.def_impl("cpu")
 def _prod_cpu(x, *, axis, keepdims):
-    out = np.prod(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_acc_dtype(x))
-    return out.astype(np.float16) if x.dtype == np.float16 else out
+    return _narrow(np.prod(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_acc_dtype(x)), x)
 
 
 def _extremum_weights(out, x, axis, keepdims):
@@ -232,8 +243,7 @@ cumsum_p.batch = _cumsum_batch
 def _cumsum_cpu(x, *, axis):
     if x.ndim == 0:
         return x.astype(_sum_dtype(dt.from_numpy(x.dtype)).np)
-    out = np.cumsum(x, axis=axis, dtype=_acc_dtype(x))
-    return out.astype(np.float16) if x.dtype == np.float16 else out
+    return _narrow(np.cumsum(x, axis=axis, dtype=_acc_dtype(x)), x)
 
 
 # ---------------------------------------------------------------------------
