@@ -44,7 +44,17 @@ int64 = long = _dt.int64
 float16 = half = _dt.float16
 float32 = float = _dt.float32  # noqa: A001
 float64 = double = _dt.float64
+uint16 = _dt.uint16
+uint32 = _dt.uint32
+uint64 = _dt.uint64
+bfloat16 = _dt.bfloat16
+float8_e4m3fn = _dt.float8_e4m3fn
+float8_e5m2 = _dt.float8_e5m2
+complex64 = cfloat = _dt.complex64
+complex128 = cdouble = _dt.complex128
 dtype = _dt.DType
+finfo = _dt.finfo
+iinfo = _dt.iinfo
 
 
 def is_tensor(obj):
@@ -86,6 +96,21 @@ from .eager.ops import (  # noqa: F401,A004
 from .eager.views import (  # noqa: F401,A004
     reshape, transpose, permute, squeeze, unsqueeze, flatten, unflatten, narrow, select, split, chunk,
     unbind, diagonal, movedim, t, swapaxes, swapdims, moveaxis,
+)
+from .eager.math_ops import (  # noqa: F401,A004
+    asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, arcsin, arccos, arctan, arctan2, arcsinh,
+    arccosh, arctanh, hypot, logaddexp, logaddexp2, exp2, copysign, nextafter, signbit, frac, ldexp, xlogy,
+    sinc, deg2rad, rad2deg, erfc, erfinv, lgamma, digamma, polygamma, mvlgamma, i0, heaviside, fmin, fmax,
+    float_power, nan_to_num, logit, bitwise_left_shift, bitwise_right_shift, gcd, lcm, isneginf, isposinf,
+    isreal, positive,
+)
+from .eager.reductions import (  # noqa: F401,A004
+    cumprod, cummax, cummin, logcumsumexp, nansum, nanmean, median, nanmedian, quantile, nanquantile,
+    kthvalue, mode, aminmax, var_mean, std_mean, histc, bincount,
+)
+from .eager.complex_ops import (  # noqa: F401,A004
+    real, imag, conj, conj_physical, resolve_conj, resolve_neg, angle, sgn, complex, polar, view_as_real,
+    view_as_complex, is_complex, is_conj, view_as_dtype,
 )
 # <<< end of generated names
 

@@ -15,7 +15,7 @@ from . import backends as _backends  # noqa: F401  (registers cpu and, where pre
 from .api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
 from .array import Array, ArrayBase, aval
 from .devices import Device, cpu, device, meta, register_backend
-from .dtypes import (DType, bfloat16, bool_, complex64, complex128, float8_e4m3fn, float8_e5m2, float16, float32,
+from .dtypes import (DType, finfo, iinfo, bfloat16, bool_, complex64, complex128, float8_e4m3fn, float8_e5m2, float16, float32,
                      float64, int8, int16, int32, int64, promote_types, result_type, uint8, uint16, uint32, uint64)
 from .ops import fft, linalg, random, special  # namespaces, as jax.numpy.fft/linalg, jax.random, jax.scipy.special
 from .primitive import ALL_INPUTS, Primitive, Tracer, UnexpectedTracerError, VariadicVJP, bind, primitives
@@ -38,7 +38,7 @@ from .ops.shape import (  # noqa: F401,A004
     broadcast_shapes, reshape_p, reshape, broadcast_to_p, broadcast_to, broadcast_arrays, transpose_p,
     transpose, permute_dims, swapaxes, moveaxis, squeeze_p, squeeze, expand_dims_p, expand_dims,
     concatenate_p, concatenate, stack, pad_p, pad, slice_p, slice_scatter_p, slice_axis, static_slice,
-    flip_p, flip, ravel,
+    flip_p, flip, ravel, bitcast_p, bitcast,
 )
 from .ops.creation import (  # noqa: F401,A004
     scalar_array, asarray, array, to_device, zeros, ones, empty, full, zeros_like, ones_like, empty_like,
@@ -53,7 +53,7 @@ from .ops.scan import (  # noqa: F401,A004
 )
 from .ops.indexing import (  # noqa: F401,A004
     take_p, index_add_p, take, index_add, gather_p, scatter_add_p, scatter_p, gather, take_along_axis,
-    scatter_add, scatter, sort_p, sort, argsort, topk, getitem,
+    scatter_add, scatter, sort_p, sort, argsort, topk, getitem, index_put, masked_scatter,
 )
 from .ops.search import (  # noqa: F401,A004
     searchsorted_p, searchsorted, digitize, isin, unique, unique_all, unique_counts, unique_inverse,

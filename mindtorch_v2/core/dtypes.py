@@ -8,6 +8,8 @@ dimensioned arrays and Python scalars, as in PyTorch.
 
 bfloat16 and the float8 types are ml_dtypes' NumPy dtypes (the library JAX uses): stored narrow,
 computed in float32 by the cpu lowerings (see `primitive.Primitive._entry`), as PyTorch does on CPU."""
+import math
+
 import ml_dtypes
 import numpy as np
 
@@ -252,3 +254,45 @@ def is_float(dtype):
 def is_inexact(dtype):
     """Floating or complex: the dtypes that carry derivatives."""
     return dtype.category >= FLOAT
+
+
+class finfo:
+    """Machine limits of a floating (or complex: its real part's) dtype, as torch.finfo / jnp.finfo;
+    finfo() describes the default float dtype."""
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type=None):  # noqa: A002 - torch's keyword
+        d = default_float if type is None else canonicalize(type)
+        if d.category < FLOAT:
+            raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            f"'{d.name}'")
+        d = d.to_real()
+        info = ml_dtypes.finfo(d.np)
+        self.bits = info.bits
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))  # torch's: 0.01 for bfloat16
+        self.dtype = d.name
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer (or bool) dtype, as torch.iinfo / jnp.iinfo."""
+
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type):  # noqa: A002
+        d = canonicalize(type)
+        if d.category >= FLOAT:
+            raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{d.name}'")
+        info = np.iinfo(np.uint8 if d is bool_ else d.np)
+        self.bits = info.bits if d is not bool_ else 8
+        self.min, self.max = (0, 1) if d is bool_ else (int(info.min), int(info.max))
+        self.dtype = "bool" if d is bool_ else d.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

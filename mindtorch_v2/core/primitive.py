@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from . import array as _array
+from . import dtypes as _dt
 from .array import Array, ArrayBase
 from .devices import meta as _meta_device
 
@@ -60,7 +61,7 @@ ALL_INPUTS = _AllInputs()
 class Primitive:
     """One operation. See the module docstring; rules are attached by family builders."""
 
-    __slots__ = ("name", "meta", "impls", "vjp", "vjp_reads", "vjp_reads_by_input", "jvp", "batch",
+    __slots__ = ("name", "narrow_native", "meta", "impls", "vjp", "vjp_reads", "vjp_reads_by_input", "jvp", "batch",
                  "multiple_results", "_cache", "linear", "__weakref__")
 
     def __init__(self, name, meta, *, vjp=None, vjp_reads=(), jvp=None, multiple_results=False, linear=False):
@@ -91,6 +92,7 @@ class Primitive:
         self.jvp = jvp  # jvp(tangents, out, *args, **params) -> output tangent(s); None: derived from the VJP
         self.batch = None
         self.multiple_results = multiple_results
+        self.narrow_native = False  # True: the cpu lowering handles bfloat16/float8 buffers itself (bitcast)
         self._cache = {}
         _REGISTRY[name] = self
 
@@ -153,6 +155,8 @@ class Primitive:
             impl = self.impls.get(device.type)
             if impl is None:
                 raise NotImplementedError(f"{self.name} has no lowering for device '{device}'")
+            if device.type == "cpu" and not self.narrow_native and any(a.dtype.narrow for a in args):
+                impl = _in_float32(impl)
         entry = (out, impl, device)
         if len(self._cache) < 4096:
             self._cache[key] = entry
@@ -192,6 +196,18 @@ class Primitive:
 
 _make = _array.make
 _ndarray = np.ndarray
+
+
+def _in_float32(impl):
+    """The lowering run on float32 copies of its narrow (bfloat16, float8) inputs, as PyTorch computes
+    them on CPU; `eval` rounds the result back to the output dtype. Chosen once per cache entry, so
+    other dtypes pay nothing."""
+    def lowering(*bufs, **params):
+        return impl(*[b.astype(np.float32) if b.dtype in _NARROW else b for b in bufs], **params)
+    return lowering
+
+
+_NARROW = frozenset(d.np for d in _dt.ALL if d.narrow)
 
 
 def _wrap(buf, shape, dtype, device):

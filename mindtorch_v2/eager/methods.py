@@ -1,5 +1,6 @@
 """Tensor operators, conversions and the in-place method family."""
 import numbers
+import warnings
 
 import numpy as np
 
@@ -56,10 +57,13 @@ def to(self, *args, **kwargs):
         dev = core.device(device)
         if dev is not out.device:
             out = Tensor._from_value(to_device(out._value(), dev), requires_grad=False)
-            out._rg = self._rg and self._grad_fn is None and out.dtype.category == _dt.FLOAT
+            out._rg = self._rg and self._grad_fn is None and out.dtype.category >= _dt.FLOAT
     if dtype is not None:
         dtype = _dt.canonicalize(dtype)
         if dtype is not out.dtype:
+            if out.dtype.category == _dt.COMPLEX and dtype.category != _dt.COMPLEX:
+                warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                              stacklevel=2)
             out = _w(core.cast(out, dtype))
     if copy and out is self:
         out = self.clone()

@@ -64,6 +64,19 @@ def _summarized(arr):
     return np.stack([_summarized(arr[i]) for i in rows])
 
 
+class _ComplexFormatter:
+    """torch's complex printing: the real and imaginary parts each get their own _Formatter, joined as
+    `1.0000+2.j`."""
+
+    def __init__(self, arr):
+        self.real, self.imag = _Formatter(arr.real), _Formatter(arr.imag)
+        self.max_width = self.real.max_width + self.imag.max_width + 2
+
+    def format(self, v):
+        imag = (self.imag.format(v.imag) + "j").lstrip()
+        return self.real.format(v.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _vector_str(arr, indent, summarize, fmt):
     per_line = max(1, math.floor((_LINEWIDTH - indent) / (fmt.max_width + 2)))
     if summarize and arr.shape[0] > 2 * _EDGEITEMS:
@@ -117,6 +130,8 @@ def _format(t):
             suffixes.append(f"dtype={t.dtype}")
     else:
         arr = np.asarray(v)
+        if t.dtype.narrow:  # bfloat16 / float8 print through float32, as torch does
+            arr = arr.astype(np.float32)
         if arr.size == 0:
             body = "[]"
             if arr.ndim != 1:
@@ -124,10 +139,10 @@ def _format(t):
             if t.dtype is not _dt.default_float:
                 suffixes.append(f"dtype={t.dtype}")
         else:
-            if t.dtype not in (_dt.default_float, _dt.int64, _dt.bool_):
+            if t.dtype not in (_dt.default_float, _dt.default_float.to_complex(), _dt.int64, _dt.bool_):
                 suffixes.append(f"dtype={t.dtype}")
             summarize = arr.size > _THRESHOLD
-            fmt = _Formatter(_summarized(arr) if summarize else arr)
+            fmt = (_ComplexFormatter if arr.dtype.kind == "c" else _Formatter)(_summarized(arr) if summarize else arr)
             body = _array_str(arr, len(prefix), summarize, fmt)
     if t._grad_fn is not None:
         suffixes.append(f"grad_fn=<{t._grad_fn.name()}>")

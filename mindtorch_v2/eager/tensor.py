@@ -90,7 +90,7 @@ def record_node(prim, params, args, vals, out):
     if not prim.multiple_results:
         node = Node(prim, params, edges, saved, specs, ((out.shape, out.dtype, out.device),))
         t = Tensor._from_value(out)
-        if out.dtype.category == _FLOAT:
+        if out.dtype.category >= _FLOAT:  # floating and complex outputs carry gradients
             t._grad_fn = node
             t._rg = True
         if "out" in reads:
@@ -100,7 +100,7 @@ def record_node(prim, params, args, vals, out):
     results = []
     for k, o in enumerate(out):
         t = Tensor._from_value(o)
-        if o.dtype.category == _FLOAT:
+        if o.dtype.category >= _FLOAT:
             t._grad_fn = node
             t._output_nr = k
             t._rg = True
@@ -304,6 +304,12 @@ class Tensor:
         return self.dtype.category == _dt.FLOAT
 
     def is_complex(self):
+        return self.dtype.category == _dt.COMPLEX
+
+    def is_conj(self):
+        return False  # conj() computes the conjugate at once (no lazy conjugate bit)
+
+    def is_neg(self):
         return False
 
     @property
@@ -425,9 +431,8 @@ class Tensor:
                                    "a computed variable in a subgraph that doesn't require differentiation use "
                                    "var_no_grad = var.detach().")
             return self
-        if requires_grad and self.dtype.category != _dt.FLOAT:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients "
-                               f"(got {self.dtype.name})")
+        if requires_grad and self.dtype.category < _dt.FLOAT:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self._rg = bool(requires_grad)
         return self
 

@@ -31,6 +31,8 @@ def _infer_dtype(data):
         return dt.int64
     if arr.dtype.kind == "f":
         return dt.default_float
+    if arr.dtype.kind == "c":
+        return dt.default_for_category(dt.COMPLEX)
     if arr.dtype.kind == "O" or arr.dtype.kind in "USV":
         raise TypeError(f"cannot build an array from {type(data).__name__} data of kind '{arr.dtype}'")
     raise TypeError(f"unsupported data type {arr.dtype}")

@@ -10,6 +10,7 @@ import numpy as np
 
 from ._family import all_front, move_to_front, shift_axes
 from ..primitive import Primitive, VariadicVJP
+from .. import dtypes as dt
 from . import _family
 from ._family import normalize_axes, normalize_axis, sum_to_shape
 
@@ -17,7 +18,7 @@ __all__ = [
     "broadcast_shapes",     "reshape_p", "reshape", "broadcast_to_p", "broadcast_to", "broadcast_arrays", "transpose_p", "transpose",
     "permute_dims", "swapaxes", "moveaxis", "squeeze_p", "squeeze", "expand_dims_p", "expand_dims",
     "concatenate_p", "concatenate", "stack", "pad_p", "pad", "slice_p", "slice_scatter_p", "slice_axis",
-    "static_slice", "flip_p", "flip", "ravel",
+    "static_slice", "flip_p", "flip", "ravel", "bitcast_p", "bitcast",
 ]
 
 _as_strided_np = np.lib.stride_tricks.as_strided
@@ -484,3 +485,38 @@ def ravel(x):
 
 
 _family.provide(reshape=reshape, broadcast_to=broadcast_to, expand_dims=expand_dims, transpose_p=transpose_p)
+
+
+# ---------------------------------------------------------------------------
+# bitcast: the same bytes read as another dtype (torch's Tensor.view(dtype), lax.bitcast_convert_type).
+# A wider dtype consumes the last axis (its size must divide), a narrower one multiplies it. Bits are not
+# numbers: no derivative.
+
+
+def _bitcast_meta(x, *, dtype):
+    old, new = x.dtype.itemsize, dtype.itemsize
+    if old == new:
+        return x.shape, dtype
+    if not x.shape:
+        raise ValueError(f"bitcast: a 0-d array of {x.dtype.name} cannot be viewed as {dtype.name} "
+                         "(different element sizes)")
+    last = x.shape[-1]
+    if new > old and last * old % new:
+        raise ValueError(f"bitcast: the last axis ({last}) must be divisible by {new // old} to view "
+                         f"{x.dtype.name} as {dtype.name}")
+    return x.shape[:-1] + (last * old // new,), dtype
+
+
+def _bitcast_batch(vals, bdims, *, dtype):
+    return bitcast_p.bind(move_to_front(vals[0], bdims[0]), dtype=dtype), 0
+
+
+bitcast_p = Primitive("bitcast", _bitcast_meta)
+bitcast_p.batch = _bitcast_batch
+bitcast_p.narrow_native = True  # bytes, not values: bfloat16 stays bfloat16
+bitcast_p.def_impl("cpu")(lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.np))
+
+
+def bitcast(x, dtype):
+    """x's bytes as `dtype` (the last axis rescaled by the ratio of the element sizes)."""
+    return bitcast_p.bind(x, dtype=dt.canonicalize(dtype))

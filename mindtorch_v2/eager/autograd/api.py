@@ -27,6 +27,7 @@ def _root_grads(outputs, grad_outputs, create_graph):
         if tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
                                f"a shape of {out.shape}.")
+        g = engine.conj_boundary(g)  # the user's grad_output is in torch's convention, the tape's is JAX's
         grads.append(g if create_graph else g.detach()._value())
     return grads
 
@@ -86,6 +87,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                               inputs=[t._edge() for t in inputs], accumulate=False)
     out = []
     for t, g in zip(inputs, res):
+        g = engine.conj_boundary(g)
         if g is None:
             if materialize_grads:
                 out.append(Tensor._from_value(core.zeros(tuple(t.shape), dtype=t.dtype, device=t.device)))

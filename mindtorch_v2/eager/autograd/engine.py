@@ -19,6 +19,8 @@ from .. import grad_mode
 from ..tensor import Tensor
 from ..writeback import write
 
+_COMPLEX = core.dtypes.COMPLEX
+
 FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -68,6 +70,16 @@ def _is_core(x):
     return not hasattr(type(x), "__mt_bind__")
 
 
+def conj_boundary(g):
+    """A gradient crossing between the tape and the user: conjugated when complex. The VJP rules are the
+    core's (JAX's convention: the transpose, so grad |z|^2 = 2 conj z); PyTorch's gradients are their
+    conjugates (z.grad = 2 z). Seeds given by the user, hooks, .grad and autograd.grad results cross here,
+    and nowhere else; for real dtypes it is the identity."""
+    if g is None or g.dtype.category != _COMPLEX:
+        return g
+    return core.conj(g)
+
+
 def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accumulate=True):
     """Propagate `grads` from root edges. With `inputs` (edges), return their gradients."""
     captured = {}
@@ -105,7 +117,7 @@ def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accum
                     for hook in list(hooks):
                         if gs[nr] is None:
                             continue
-                        res = hook(_as_tensor(gs[nr], Tensor))
+                        res = conj_boundary(hook(_as_tensor(conj_boundary(gs[nr]), Tensor)))
                         if res is not None:
                             gs[nr] = res if create_graph else _as_value(res)
             if targets is not None:
@@ -168,7 +180,8 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor):
 
 def _run_custom(node, gs, push, create_graph, retain_graph):
     """A node that runs itself (autograd.Function): apply(grads, create_graph) -> one grad per edge."""
-    _propagate(node, node.apply(gs, create_graph), gs, push)
+    user = node.apply([conj_boundary(g) for g in gs], create_graph)  # autograd.Function speaks torch's convention
+    _propagate(node, [conj_boundary(g) for g in user], gs, push)
     if not retain_graph:
         node.release_variables()
 
@@ -177,14 +190,16 @@ def _propagate(node, grads_in, gs, push):
     """Run the node's post hooks, then send each input gradient along its edge."""
     if node.hooks:
         for hook in node.hooks:
-            hook(tuple(grads_in), tuple(gs))
+            hook(tuple(conj_boundary(g) for g in grads_in), tuple(conj_boundary(g) for g in gs))
     for edge, gi in zip(node.next_functions, grads_in):
         if gi is not None:
             push(edge, gi)
 
 
 def accumulate_grad(self, g, create_graph):
-    """Add gradient g into leaf tensor self's .grad (into the existing grad tensor, as PyTorch does)."""
+    """Add gradient g (the tape's convention; see conj_boundary) into leaf tensor self's .grad (into the
+    existing grad tensor, as PyTorch does)."""
+    g = conj_boundary(g)
     if not isinstance(g, Tensor):
         g = Tensor._from_value(g)
     elif not create_graph:

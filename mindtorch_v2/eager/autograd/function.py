@@ -358,7 +358,7 @@ def _wrap_outputs(ctx, node, args, outs):
             continue
         is_input = id(o) in input_ids
         is_dirty = id(o) in dirty
-        differentiable = node is not None and id(o) not in nondiff and o.dtype.category == _dt.FLOAT
+        differentiable = node is not None and id(o) not in nondiff and o.dtype.category >= _dt.FLOAT
         if not differentiable:
             if not o._rg:
                 if is_input and not is_dirty:
