@@ -1,2 +1,333 @@
-"""placeholder: linalg_ops (being written)"""
-__all__ = []
+"""Linear algebra under torch's names: the top-level functions PyTorch keeps (torch.det, torch.inverse,
+torch.svd with its old V convention, ...) and the checks, errors and return types that torch.linalg
+(mindtorch_v2/linalg.py) shares with them. The numbers and the gradients are core.linalg's.
+"""
+import collections
+import warnings
+
+from .. import core
+from ..core import dtypes as _dt
+from .declare import torch_op
+from .ops import _t, _w, bmm, mv, outer
+from .tensor import Tensor, _dim
+
+__all__ = [
+    "det", "logdet", "slogdet", "inverse", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
+    "pinverse", "matrix_power", "matrix_exp", "triangular_solve", "cross", "chain_matmul", "tensordot", "vdot",
+    "kron", "baddbmm", "addbmm", "addmv", "addr",
+]
+
+_L = core.linalg
+
+
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a decomposition or solve failed on the values of its input (a singular or
+    non positive-definite matrix)."""
+
+
+def _return_type(name, fields):
+    return collections.namedtuple(name, fields)
+
+
+linalg_slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])
+torch_slogdet = _return_type("slogdet", ["sign", "logabsdet"])
+linalg_qr = _return_type("linalg_qr", ["Q", "R"])
+torch_qr = _return_type("qr", ["Q", "R"])
+linalg_svd = _return_type("linalg_svd", ["U", "S", "Vh"])
+torch_svd = _return_type("svd", ["U", "S", "V"])
+linalg_eigh = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_eig = _return_type("linalg_eig", ["eigenvalues", "eigenvectors"])
+linalg_inv_ex = _return_type("linalg_inv_ex", ["inverse", "info"])
+linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ["L", "info"])
+linalg_solve_ex = _return_type("linalg_solve_ex", ["result", "info"])
+linalg_lu_factor = _return_type("linalg_lu_factor", ["LU", "pivots"])
+linalg_lu = _return_type("linalg_lu", ["P", "L", "U"])
+linalg_lstsq = _return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+torch_triangular_solve = _return_type("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+# ---------------------------------------------------------------------------
+# torch's checks (RuntimeError, before any work) and its LinAlgError from LAPACK's info
+
+
+def check_float(name, A):
+    A = _t(A)
+    if A.dtype.category == _dt.FLOAT and A.dtype in (_dt.float32, _dt.float64):
+        return A
+    if A.dtype.category == getattr(_dt, "COMPLEX", None):
+        return A
+    raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {A.dtype.scalar_name}")
+
+
+def check_matrix(name, A, what="A"):
+    A = check_float(name, A)
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {what} must have at least 2 dimensions.")
+    return A
+
+
+def check_square(name, A, what="A"):
+    A = check_matrix(name, A, what)
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: {what} must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+    return A
+
+
+def check_same_dtype(name, A, B):
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
+                           f"{A.dtype.scalar_name} and B of type {B.dtype.scalar_name} instead")
+
+
+def raise_from_info(info, message):
+    """LinAlgError(message(k)) for the first batch element whose info k is non-zero (torch's wording:
+    '(Batch element i): ' before the message when the input is batched)."""
+    flat = info.reshape(-1).tolist()
+    for i, k in enumerate(flat):
+        if k:
+            prefix = f"(Batch element {i}): " if info.ndim else ""
+            raise LinAlgError(message(prefix, k))
+
+
+def inv_message(prefix, k):
+    return (f"linalg.inv: {prefix}The diagonal element {k} is zero, the inversion could not be completed "
+            "because the input matrix is singular.")
+
+
+def solve_message(prefix, k):
+    return "torch.linalg.solve: The solver failed because the input matrix is singular."
+
+
+def cholesky_message(prefix, k):
+    return (f"linalg.cholesky: {prefix}The factorization could not be completed because the input is not "
+            f"positive-definite (the leading minor of order {k} is not positive-definite).")
+
+
+# ---------------------------------------------------------------------------
+# the top-level names
+
+
+@torch_op
+def det(input):
+    A = check_square("linalg.det", input)
+    return _w(_L.det(A))
+
+
+@torch_op
+def logdet(input):
+    """log(det): nan for a negative determinant, -inf for a singular matrix (torch.logdet)."""
+    A = check_square("logdet", input)
+    sign, logabs = _L.slogdet(A)
+    return _w(core.where(core.lt(sign, 0.0), float("nan"), logabs))
+
+
+@torch_op
+def slogdet(input):
+    A = check_square("linalg.slogdet", input)
+    return torch_slogdet(*_w(_L.slogdet(A)))
+
+
+@torch_op(out=True)
+def inverse(input):
+    A = check_square("linalg.inv", input)
+    res, info = _L.inv_info(A)
+    raise_from_info(info, inv_message)
+    return _w(res)
+
+
+def cholesky_factor(name, A, upper):
+    A = check_square(name, A)
+    L, info = _L.cholesky_info(A, upper=upper, symmetrize_input=False)
+    return _w(L), info
+
+
+@torch_op(out=True)
+def cholesky(input, upper=False):
+    """The deprecated torch.cholesky (upper= instead of torch.linalg.cholesky's)."""
+    warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+                  "future PyTorch release.", UserWarning, stacklevel=2)
+    L, info = cholesky_factor("linalg.cholesky", input, upper)
+    raise_from_info(info, cholesky_message)
+    return L
+
+
+@torch_op(out=True)
+def cholesky_solve(input, input2, upper=False):
+    """x with A x = input, A = L L^T given its factor input2 (upper: A = U^T U)."""
+    B = check_matrix("cholesky_solve", input, "B")
+    F = check_square("cholesky_solve", input2)
+    check_same_dtype("cholesky_solve", B, F)
+    if upper:
+        y = _L.solve_triangular(core.matrix_transpose(F), B, upper=False)
+        return _w(_L.solve_triangular(F, y, upper=True))
+    y = _L.solve_triangular(F, B, upper=False)
+    return _w(_L.solve_triangular(core.matrix_transpose(F), y, upper=True))
+
+
+@torch_op(out=True)
+def cholesky_inverse(input, upper=False):
+    F = check_square("cholesky_inverse", input)
+    n = F.shape[-1]
+    eye = core.broadcast_to(core.eye(n, dtype=F.dtype), tuple(F.shape))
+    return cholesky_solve(_w(eye), F, upper)
+
+
+@torch_op(out=True)
+def qr(input, some=True):
+    A = check_matrix("linalg.qr", input)
+    return torch_qr(*_w(_L.qr(A, "reduced" if some else "complete")))
+
+
+@torch_op(out=True)
+def svd(input, some=True, compute_uv=True):
+    """The old API: V (not Vh); some=True the reduced factors; compute_uv=False gives zero U and V."""
+    A = check_matrix("linalg.svd", input)
+    U, S, Vh = _L.svd(A, full_matrices=not some)
+    if not compute_uv:
+        return torch_svd(_w(core.zeros_like(core.stop_gradient(U))), _w(S),
+                         _w(core.zeros_like(core.stop_gradient(core.matrix_transpose(Vh)))))
+    return torch_svd(_w(U), _w(S), _w(core.matrix_transpose(Vh)))
+
+
+@torch_op
+def pinverse(input, rcond=1e-15):
+    A = check_matrix("linalg.pinv", input)
+    return _w(_L.pinv(A, rtol=rcond))
+
+
+@torch_op(out=True)
+def matrix_power(input, n):
+    A = check_square("linalg.matrix_power", input)
+    if n < 0:
+        A = inverse(A)
+        n = -n
+    return _w(_L.matrix_power(A, n)) if n else _w(_L.matrix_power(A, 0))
+
+
+@torch_op
+def matrix_exp(input):
+    A = check_square("linalg.matrix_exp", input)
+    return _w(_L.expm(A))
+
+
+@torch_op(out=True)
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """The deprecated torch.triangular_solve: (solution of op(A) X = input, a copy of A)."""
+    B = check_matrix("triangular_solve", input, "B")
+    A = check_square("triangular_solve", A)
+    check_same_dtype("triangular_solve", B, A)
+    M = core.matrix_transpose(A) if transpose else A
+    X = _L.solve_triangular(M, B, upper=upper != transpose, unitriangular=unitriangular)
+    return torch_triangular_solve(_w(X), A.clone())
+
+
+@torch_op(out=True)
+def cross(input, other, dim=None):
+    """torch.cross: with dim=None the first dimension of size 3 (deprecated default), else as linalg.cross."""
+    a, b = _t(input), _t(other)
+    if dim is None:
+        shape = core.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+        dims = [i for i, s in enumerate(shape) if s == 3]
+        if not dims:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = dims[0]
+    return linalg_cross(a, b, dim=dim)
+
+
+def linalg_cross(input, other, *, dim=-1):
+    a, b = _t(input), _t(other)
+    if a.ndim != b.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+    d = _dim(dim, a.ndim)
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
+                           f"{b.shape[d]}")
+    return _w(_L.cross(a, b, d))
+
+
+@torch_op(method=False)
+def chain_matmul(*matrices, out=None):
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead", UserWarning, stacklevel=2)
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    for m in matrices:
+        if _t(m).ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {_t(m).ndim}, expected 2 instead.")
+    res = _w(_L.multi_dot([_t(m) for m in matrices]))
+    if out is not None:
+        out.copy_(res)
+        return out
+    return res
+
+
+@torch_op(method=False, out=True)
+def tensordot(a, b, dims=2):
+    a, b = _t(a), _t(b)
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if not isinstance(dims, int):
+        da, db = dims
+        dims = ([da] if isinstance(da, int) else list(da), [db] if isinstance(db, int) else list(db))
+    return _w(_L.tensordot(a, b, dims if isinstance(dims, int) else (tuple(dims[0]), tuple(dims[1]))))
+
+
+@torch_op(out=True)
+def vdot(input, other):
+    a, b = _t(input), _t(other)
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to "
+                           "have the same number of elements, but got " f"{a.shape[0]} and {b.shape[0]} elements "
+                           "respectively")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {a.dtype.scalar_name} and "
+                           f"{b.dtype.scalar_name}")
+    conj = getattr(core, "conj", None)
+    if conj is not None and a.dtype.category == getattr(_dt, "COMPLEX", None):
+        a = _w(conj(a))
+    return _w(core.sum(core.mul(a, b)))
+
+
+@torch_op(out=True)
+def kron(input, other):
+    a, b = _t(input), _t(other)
+    nd = max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + tuple(a.shape)
+    sb = (1,) * (nd - b.ndim) + tuple(b.shape)
+    ea, eb = [], []
+    for x, y in zip(sa, sb):
+        ea += [x, 1]
+        eb += [1, y]
+    prod = core.mul(core.reshape(a, tuple(ea)), core.reshape(b, tuple(eb)))
+    return _w(core.reshape(prod, tuple(x * y for x, y in zip(sa, sb))))
+
+
+def _scaled_sum(input, prod, beta, alpha):
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # input is ignored (its nan and inf too), as in torch
+        return prod + _w(core.zeros(tuple(input.shape), dtype=prod.dtype))
+    return prod + (input if beta == 1 else input * beta)
+
+
+@torch_op(inplace=True, out=True)
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _scaled_sum(_t(input), bmm(batch1, batch2), beta, alpha)
+
+
+@torch_op(inplace=True, out=True)
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _scaled_sum(_t(input), bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+@torch_op(inplace=True, out=True)
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    return _scaled_sum(_t(input), mv(mat, vec), beta, alpha)
+
+
+@torch_op(inplace=True, out=True)
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    return _scaled_sum(_t(input), outer(vec1, vec2), beta, alpha)
