@@ -367,15 +367,40 @@ def flatten(self, start_dim=0, end_dim=-1):
 
 @torch_op
 def unflatten(self, dim, sizes):
+    """dim split into `sizes` (one of them may be -1): a view when the strides allow it."""
     d = _dim(dim, self.ndim)
-    sizes = _infer_view_shape(sizes, self._shape[d], "unflatten")
+    sizes = _int_shape(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = self._shape[d] if self.ndim else 1
+    if sum(1 for s in sizes if s == -1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in sizes:
+        if s != -1:
+            known *= s
+    if -1 in sizes:
+        if known == 0 or n % known:
+            raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                               f"({n}) in the input tensor")
+        sizes = tuple(n // known if s == -1 else s for s in sizes)
+    elif known != n:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} ({n}) "
+                           "in the input tensor")
     return reshape(self, self._shape[:d] + tuple(sizes) + self._shape[d + 1:])
 
 
 @torch_op(aliases=("moveaxis",))
 def movedim(self, source, destination):
+    """source dims moved to destination positions (ints or equal-length sequences), the rest in order."""
     src = [_dim(s, self.ndim) for s in (source if isinstance(source, (tuple, list)) else (source,))]
     dst = [_dim(s, self.ndim) for s in (destination if isinstance(destination, (tuple, list)) else (destination,))]
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(source)} dims) should "
+                           f"contain the same number of dims as destination ({list(destination)} dims)")
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     order = [i for i in range(self.ndim) if i not in src]
     perm = [None] * self.ndim
     for s, d_ in zip(src, dst):

@@ -578,8 +578,8 @@ def index_put(x, indices, values, accumulate=False):
     try:
         values = broadcast_to(values, bshape + rest)
     except ValueError:
-        raise ValueError(f"index_put: values of shape {tuple(values.shape)} cannot be broadcast to the indexing "
-                         f"result's shape {bshape + rest}") from None
+        raise ValueError(f"index_put: shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+                         f"broadcast to indexing result of shape {list(bshape + rest)}") from None
     values = reshape(values, (k,) + rest)
     rows = reshape(x, (stride,) + rest)
     if accumulate:
