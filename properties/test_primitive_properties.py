@@ -57,8 +57,16 @@ def as_tuple(prim, out):
     return tuple(out) if prim.multiple_results else (out,)
 
 
-def is_float(x):
-    return x.dtype.category == core.dtypes.FLOAT
+def is_float(x):  # carries derivatives: floating or complex
+    return x.dtype.category >= core.dtypes.FLOAT
+
+
+def normal(rng, shape, dtype):
+    """Standard normal values of a numpy dtype; complex: independent real and imaginary parts."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 def aval(x):
@@ -75,12 +83,13 @@ class Problem:
         self.args = on("cpu", sample)
         self.x = [self.args[i] for i in self.diff]
         for i in self.diff:
-            assert sample.args[i].dtype == np.float64, f"{prim.name}: diff input {i} must be float64"
+            assert sample.args[i].dtype in (np.float64, np.complex128), \
+                f"{prim.name}: diff input {i} must be float64 or complex128"
         out = as_tuple(prim, prim.bind(*self.args, **sample.params))
         self.out = out
         self.float_out = [is_float(o) for o in out]
-        self.v = [core.asarray(rng.standard_normal(x.shape)) for x in self.x]
-        self.u = [core.asarray(rng.standard_normal(o.shape).astype(o.dtype.np)) if f else core.zeros_like(o)
+        self.v = [core.asarray(normal(rng, x.shape, x.dtype.np)) for x in self.x]
+        self.u = [core.asarray(normal(rng, o.shape, o.dtype.np)) if f else core.zeros_like(o)
                   for o, f in zip(out, self.float_out)]
 
     def f(self, *xs):
@@ -102,11 +111,18 @@ class Problem:
 
 
 def dot(a, b):
-    return float(np.sum(np.asarray(a, np.float64) * np.asarray(b, np.float64)))
+    """Re sum(a * b): the pairing under which the core's VJP (JAX's convention: the transpose, no conjugate)
+    is the adjoint of the JVP, for real and complex arrays alike."""
+    return float(np.sum(np.asarray(a, np.complex128) * np.asarray(b, np.complex128)).real)
 
 
 def abs_dot(a, b):
-    return float(np.sum(np.abs(np.asarray(a, np.float64) * np.asarray(b, np.float64))))
+    return float(np.sum(np.abs(np.asarray(a, np.complex128) * np.asarray(b, np.complex128))))
+
+
+def _wide(a):
+    a = np.asarray(a)
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def assert_close(analytic, reference, scale, rtol, atol, what):
@@ -120,7 +136,7 @@ def central_difference(fn, xs, vs):
     """(fn(xs + eps v) - fn(xs - eps v)) / (2 eps), elementwise over the list fn returns."""
     plus = fn([np.asarray(x) + EPS * np.asarray(v) for x, v in zip(xs, vs)])
     minus = fn([np.asarray(x) - EPS * np.asarray(v) for x, v in zip(xs, vs)])
-    return [(np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * EPS) for p, m in zip(plus, minus)]
+    return [(_wide(p) - _wide(m)) / (2 * EPS) for p, m in zip(plus, minus)]
 
 
 def differentiable_problem(prim, data):
@@ -214,8 +230,8 @@ class SecondOrder:
     def __init__(self, p, rng):
         self.p = p
         self.u_pos = [k for k, f in enumerate(p.float_out) if f]
-        self.w = [core.asarray(rng.standard_normal(x.shape)) for x in p.x]
-        self.dirs = p.v + [core.asarray(rng.standard_normal(p.u[k].shape)) for k in self.u_pos]
+        self.w = [core.asarray(normal(rng, x.shape, x.dtype.np)) for x in p.x]
+        self.dirs = p.v + [core.asarray(normal(rng, p.u[k].shape, p.u[k].dtype.np)) for k in self.u_pos]
         self.point = p.x + [p.u[k] for k in self.u_pos]
 
     def h(self, *xu):
@@ -227,7 +243,7 @@ class SecondOrder:
         cts = p.vjp(list(xu[:n]), u)
         total = None
         for ct, w in zip(cts, self.w):
-            term = core.sum(core.mul(ct, w))
+            term = core.real(core.sum(core.mul(ct, w)))
             total = term if total is None else core.add(total, term)
         return total
 

@@ -147,19 +147,31 @@ def _domain(spec, shape, dtype=np.float64):
     return floats(shape, spec[0], spec[1], dtype)
 
 
-def _unary_float(spec):
+def complexify(real_values, imag_lo=-0.5, imag_hi=0.5):
+    """complex128 values: the given real parts (a strategy of float64 arrays) plus small imaginary parts,
+    which keeps a domain's real restriction (log: positive real part, away from the branch cut)."""
+    return real_values.flatmap(lambda re: floats(re.shape, imag_lo, imag_hi).map(lambda im: np.asarray(re + 1j * im)))
+
+
+_REAL_ONLY = {core.erf_p}
+
+
+def _unary_float(prim, spec):
     @st.composite
     def strategy(draw):
         shape = draw(shapes(min_side=0))
-        if draw(st.integers(0, 3)) == 3:  # float32 / float16: meta rule and lowering only
+        k = draw(st.integers(0, 3))
+        if k == 3:  # float32 / float16: meta rule and lowering only
             dtype = draw(st.sampled_from((np.float32, np.float16)))
             return Sample((draw(_domain(spec, shape, dtype)),))
+        if k == 2 and prim not in _REAL_ONLY:  # complex128: the holomorphic rule, JAX's convention
+            return Sample((draw(complexify(_domain(spec, shape))),), diff=(0,))
         return Sample((draw(_domain(spec, shape)),), diff=(0,))
     return strategy()
 
 
 for _prim, _spec in _UNARY_FLOAT.items():
-    register(_prim, _unary_float(_spec))
+    register(_prim, _unary_float(_prim, _spec))
 
 
 # numeric unary ops (no bool): float64 away from the kink at 0 for abs; ints for the meta rule
@@ -167,15 +179,18 @@ _NUMERIC = INT_DTYPES + FLOAT_DTYPES
 
 
 @st.composite
-def _numeric_unary(draw, differentiable, lo=-4, hi=4):
+def _numeric_unary(draw, differentiable, lo=-4, hi=4, complex_too=False):
     shape = draw(shapes(min_side=0))
-    if differentiable and not draw(st.booleans()):
+    k = draw(st.integers(0, 3))
+    if differentiable and complex_too and k == 3:  # |z| away from 0, where it is smooth
+        return Sample((draw(complexify(magnitudes(shape, 0.3, hi), 0.3, 1.0)),), diff=(0,))
+    if differentiable and k < 2:
         return Sample((draw(magnitudes(shape, 0.1, hi)),), diff=(0,))
     return Sample((draw(any_array(shape, _NUMERIC, lo, hi)),))
 
 
-register(core.neg_p, _numeric_unary(True), linear=True)
-register(core.abs_p, _numeric_unary(True))
+register(core.neg_p, _numeric_unary(True, complex_too=True), linear=True)
+register(core.abs_p, _numeric_unary(True, complex_too=True))
 
 
 @st.composite
