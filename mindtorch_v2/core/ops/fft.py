@@ -207,8 +207,13 @@ def _transform(kind, name, x, s, axes, norm):
     return fft_p.bind(_resized(x, axes, sizes), kind=kind, axes=axes, lengths=lengths, norm=norm)
 
 
-def _one(s):
-    return None if s is None else (s,)
+def _one(name, n):
+    """The s of a 1-D transform: an explicit n must be positive (-1 is not "keep the size" here)."""
+    if n is None:
+        return None
+    if n < 1:
+        raise ValueError(f"{name}: Invalid number of data points ({n}) specified")
+    return (n,)
 
 
 def fftn(x, s=None, axes=None, norm=None):
@@ -245,29 +250,29 @@ def ihfftn(x, s=None, axes=None, norm=None):
 
 def fft(x, n=None, axis=-1, norm=None):
     """The 1-D discrete Fourier transform along `axis` (cropped or zero-padded to n)."""
-    return _transform("fft", "fft", _operand("fft", x, False), _one(n), (axis,), norm)
+    return _transform("fft", "fft", _operand("fft", x, False), _one("fft", n), (axis,), norm)
 
 
 def ifft(x, n=None, axis=-1, norm=None):
-    return _transform("ifft", "ifft", _operand("ifft", x, False), _one(n), (axis,), norm)
+    return _transform("ifft", "ifft", _operand("ifft", x, False), _one("ifft", n), (axis,), norm)
 
 
 def rfft(x, n=None, axis=-1, norm=None):
-    return _transform("rfft", "rfft", _operand("rfft", x, True), _one(n), (axis,), norm)
+    return _transform("rfft", "rfft", _operand("rfft", x, True), _one("rfft", n), (axis,), norm)
 
 
 def irfft(x, n=None, axis=-1, norm=None):
-    return _transform("irfft", "irfft", _operand("irfft", x, False), _one(n), (axis,), norm)
+    return _transform("irfft", "irfft", _operand("irfft", x, False), _one("irfft", n), (axis,), norm)
 
 
 def hfft(x, n=None, axis=-1, norm=None):
     x = conj(_operand("hfft", x, False))
-    return _transform("irfft", "hfft", x, _one(n), (axis,), _SWAP[_norm("hfft", norm)])
+    return _transform("irfft", "hfft", x, _one("hfft", n), (axis,), _SWAP[_norm("hfft", norm)])
 
 
 def ihfft(x, n=None, axis=-1, norm=None):
     x = _operand("ihfft", x, True)
-    return conj(_transform("rfft", "ihfft", x, _one(n), (axis,), _SWAP[_norm("ihfft", norm)]))
+    return conj(_transform("rfft", "ihfft", x, _one("ihfft", n), (axis,), _SWAP[_norm("ihfft", norm)]))
 
 
 def fft2(x, s=None, axes=(-2, -1), norm=None):
@@ -310,9 +315,15 @@ def _inverse_spacing(n, d):
         return float(np.divide(1.0, n * d))
 
 
+def _check_count(n):
+    if n < 0:
+        raise ValueError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+
+
 def fftfreq(n, d=1.0, dtype=None, device=None):
     """The sample frequencies of an n-point fft with sample spacing d: [0, 1, ..., -2, -1] / (n d)."""
     dtype = _frequency_dtype("fftfreq", dtype)
+    _check_count(n)
     k = concatenate([arange(0, (n - 1) // 2 + 1, dtype=dtype, device=device),
                      arange(-(n // 2), 0, dtype=dtype, device=device)])
     return mul(k, _inverse_spacing(n, d))
@@ -321,6 +332,7 @@ def fftfreq(n, d=1.0, dtype=None, device=None):
 def rfftfreq(n, d=1.0, dtype=None, device=None):
     """The sample frequencies of an n-point rfft: [0, 1, ..., n // 2] / (n d)."""
     dtype = _frequency_dtype("rfftfreq", dtype)
+    _check_count(n)
     return mul(arange(0, n // 2 + 1, dtype=dtype, device=device), _inverse_spacing(n, d))
 
 
