@@ -151,7 +151,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def _atleast(tensors, shape_of):
     single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
-    out = tuple(reshape(x, shape_of(tuple(x.shape))) for x in _tensor_list(tensors, "atleast"))
+    out = tuple(x if shape_of(tuple(x.shape)) == tuple(x.shape) else reshape(x, shape_of(tuple(x.shape)))
+                for x in _tensor_list(tensors, "atleast"))  # as torch: enough dims -> the input itself
     return out[0] if single else out
 
 
