@@ -76,10 +76,15 @@ def _searchsorted_cpu(a, v, *, side, dtype):
     return out.reshape(v.shape)
 
 
+def _promoted(name, *xs):
+    """Operands promoted together; lists and tuples (array-likes, as jnp takes them) become arrays."""
+    return _family.promote(name, *[asarray(x) if isinstance(x, (list, tuple)) else x for x in xs])
+
+
 def searchsorted(a, v, side="left", sorter=None, *, dtype=dt.int64):
     """Indices where v's entries would be inserted into `a` (sorted along its last axis) to keep it
     sorted: side='left' the first such place, 'right' the last. `sorter`: indices that sort `a`."""
-    a, v = _family.promote("searchsorted", a, v)
+    a, v = _promoted("searchsorted", a, v)
     if sorter is not None:
         sorter = sorter if _family.is_arraylike(sorter) else asarray(sorter, device=a.device)
         if sorter.shape != a.shape:
@@ -91,7 +96,7 @@ def searchsorted(a, v, side="left", sorter=None, *, dtype=dt.int64):
 
 def digitize(x, bins, right=False):
     """The index of the bin of each entry of x (NumPy's digitize; bins increasing or decreasing)."""
-    x, bins = _family.promote("digitize", x, bins)
+    x, bins = _promoted("digitize", x, bins)
     if bins.ndim != 1:
         raise ValueError(f"digitize: bins must be 1-D, got shape {bins.shape}")
     side = "left" if right else "right"
@@ -106,7 +111,7 @@ def digitize(x, bins, right=False):
 
 def isin(element, test_elements, assume_unique=False, invert=False):
     """Whether each entry of `element` occurs in `test_elements` (logical_not of that with invert)."""
-    x, t = _family.promote("isin", element, test_elements)
+    x, t = _promoted("isin", element, test_elements)
     t = reshape(t, (-1,))
     n = t.shape[0]
     if n == 0:
