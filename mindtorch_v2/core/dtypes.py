@@ -287,6 +287,8 @@ class iinfo:
 
     def __init__(self, type):  # noqa: A002
         d = canonicalize(type)
+        if d is bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
         if d.category >= FLOAT:
             raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{d.name}'")
         info = np.iinfo(np.uint8 if d is bool_ else d.np)

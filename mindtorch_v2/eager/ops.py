@@ -455,7 +455,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     x = _t(input)
     if dtype is not None:
         x = _w(core.cast(x, dtype))
-    if x.dtype.category != _dt.FLOAT:
+    if x.dtype.category < _dt.FLOAT:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {x.dtype.scalar_name}")
     x, axis, keepdim = _reduce_args(x, dim, keepdim)
@@ -470,7 +470,7 @@ def _correction(unbiased, correction):
 
 
 def _check_float_for_var(x):
-    if x.dtype.category != _dt.FLOAT:
+    if x.dtype.category < _dt.FLOAT:
         raise RuntimeError("std and var only support floating point and complex dtypes")
 
 

@@ -6,6 +6,7 @@ node (transpose, reshape, slice, ...) and a view's gradient is the op's own VJP.
 """
 import numpy as np
 
+from .complex_ops import view_as_dtype
 from .. import core
 from ..core import reshape_p
 from .declare import tensor_method, torch_op
@@ -97,7 +98,7 @@ def _view_strides(shape, old_shape, old_strides):
 def view(self, *shape):
     """The same data with a new shape; raises when the strides do not allow it (use reshape)."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
-        return self.to(shape[0])  # view(dtype) with the same itemsize is not supported beyond a cast
+        return view_as_dtype(self, shape[0])  # view(dtype): the same bits read as another dtype
     shape = _infer_view_shape(_shape_args(shape), self.numel(), "view")
     old_shape, old_strides, offset = self._geometry()
     strides = _view_strides(shape, old_shape, old_strides)

@@ -7,7 +7,7 @@ from .. import dtypes as dt
 from . import _family
 from .creation import arange, zeros
 from .elementwise import (abs, add, cast, ceil, div, exp, eq, floor, floor_divide, ge, gt, le, log, logical_and, lt,
-                          mul, ne, pow, remainder, sqrt, stop_gradient, sub, where)
+                          mul, ne, pow, real, conj, remainder, sqrt, stop_gradient, sub, where)
 from .indexing import index_add
 from .reduction import max, min, sum
 from .shape import broadcast_to, concatenate, reshape, slice_axis
@@ -35,17 +35,34 @@ def _count(x, axis):
     return n
 
 
+_HALF = (dt.float16, dt.bfloat16, dt.float8_e4m3fn, dt.float8_e5m2)
+
+
+def _in_float32(fn):
+    """fn computed in float32 for half-precision inputs and rounded back once, as PyTorch accumulates them
+    (a float16 mean of three 60000s is 60000, not the inf of a float16 sum)."""
+    def wrapped(x, *args, **kwargs):
+        x = _float(x)
+        if x.dtype in _HALF:
+            return cast(fn(cast(x, dt.float32), *args, **kwargs), x.dtype)
+        return fn(x, *args, **kwargs)
+    wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
+    return wrapped
+
+
+@_in_float32
 def mean(x, axis=None, keepdims=False):
     """Arithmetic mean over `axis` (integer inputs give the default float)."""
-    x = _float(x)
     return div(sum(x, axis, keepdims), _count(x, axis))
 
 
+@_in_float32
 def var(x, axis=None, ddof=0, keepdims=False):
-    """Variance over `axis` with `ddof` delta degrees of freedom (torch's `correction`)."""
-    x = _float(x)
+    """Variance over `axis` with `ddof` delta degrees of freedom (torch's `correction`); complex inputs give
+    the real variance E|x - mean|^2."""
     d = sub(x, mean(x, axis, keepdims=True))
-    return div(sum(mul(d, d), axis, keepdims), builtins.max(_count(x, axis) - ddof, 0))
+    d2 = real(mul(d, conj(d))) if x.dtype.category == dt.COMPLEX else mul(d, d)
+    return div(sum(d2, axis, keepdims), builtins.max(_count(x, axis) - ddof, 0))
 
 
 def std(x, axis=None, ddof=0, keepdims=False):

@@ -55,6 +55,8 @@ cast_p.batch = unary_rule(cast_p)
 def _cast_cpu(x, *, dtype):
     if x.dtype.kind == "c" and dtype.category != dt.COMPLEX:
         x = x.real  # complex to real keeps the real part (the eager layer warns, as torch does)
+    if dtype is dt.float8_e4m3fn:  # it has no inf: torch saturates out-of-range values (inf too) to +-448
+        x = np.clip(x.astype(np.float32), -448.0, 448.0)
     if x.dtype.kind == "f" and dtype.category < dt.FLOAT:
         with np.errstate(invalid="ignore", over="ignore"):  # nan / inf to an integer: silent, as in torch
             return x.astype(dtype.np)
