@@ -1,10 +1,7 @@
 """Samples for the Fourier family: fft_p of every kind and norm over a random set of axes (in any
-order: the last one is rfft's and irfft's half axis), on arrays of up to 3 dimensions.
-
-The property suite's derivative checks draw real perturbations and real cotangents, so complex inputs
-(fft, ifft, irfft) are marked differentiable only when `COMPLEX_DIFF` is set (once the suite perturbs
-complex inputs in both directions and pairs values by Re(sum(a * b)), JAX's convention); the complex
-VJPs are checked meanwhile by tests/test_fft.py with its own finite differences.
+order: the last one is rfft's and irfft's half axis), on arrays of up to 3 dimensions. Double-precision
+samples are differentiable (complex128 inputs: the suite perturbs them in both directions); single
+precision exercises the meta rule and the lowering.
 """
 import numpy as np
 from hypothesis import strategies as st
@@ -14,9 +11,6 @@ from mindtorch_v2 import core
 from . import Sample, register
 from .elementwise import floats
 
-COMPLEX_DIFF = False
-# while only rfft samples are differentiable, draw them most often (the suite skips the others)
-_KINDS = ("fft", "ifft", "rfft", "irfft") if COMPLEX_DIFF else ("fft", "ifft", "irfft") + ("rfft",) * 5
 
 
 def _complex(shape, dtype):
@@ -29,7 +23,7 @@ def _fft(draw):
     ndim = draw(st.integers(1, 3))
     shape = tuple(draw(st.integers(1, (6, 5, 3)[ndim - 1])) for _ in range(ndim))
     axes = tuple(draw(st.permutations(range(ndim)))[:draw(st.integers(1, ndim))])
-    kind = draw(st.sampled_from(_KINDS))
+    kind = draw(st.sampled_from(("fft", "ifft", "rfft", "irfft")))
     norm = draw(st.sampled_from(("backward", "ortho", "forward")))
     lengths = [shape[a] for a in axes]
     if kind == "irfft":
@@ -41,7 +35,7 @@ def _fft(draw):
         return Sample((draw(floats(shape, -2, 2, np.float32 if single else np.float64)),), params,
                       diff=() if single else (0,))
     x = draw(_complex(shape, np.complex64 if single else np.complex128))
-    return Sample((x,), params, diff=(0,) if COMPLEX_DIFF and not single else ())
+    return Sample((x,), params, diff=() if single else (0,))
 
 
 register(core.fft.fft_p, _fft(), linear=True)
