@@ -125,11 +125,11 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 @torch_op(out=True)
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     x = _t(input)
-    if dtype is not None:
-        x = _w(core.cast(x, _dt.canonicalize(dtype)))
     if not _is_float(x):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{x.dtype.scalar_name}")
+    if dtype is not None:
+        x = _w(core.cast(x, _dt.canonicalize(dtype)))
     return _w(core.nanmean(x, _dims(dim, x.ndim), bool(keepdim)))
 
 
@@ -151,11 +151,21 @@ def _evenly(x, value):
     return core.max(core.where(hit, x, -math.inf if _is_float(x) else core.min(x)))
 
 
+_EMPTY_MEDIAN = {_dt.float16: math.nan, _dt.float32: math.nan, _dt.float64: math.nan, _dt.int32: -2 ** 31,
+                 _dt.int64: -2 ** 63, _dt.bool_: True}
+
+
+def _refuse_bool(kernel, x, applies=True):
+    """torch's selection kernels refuse bool (some answer empty or 0-d inputs before the check: `applies`)."""
+    if x.dtype is _dt.bool_ and applies:
+        raise UnsupportedDTypeError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def _median_all(name, core_fn, input):
     x = _t(input)
-    if x.numel() == 0:
-        return _w(core.full((), math.nan, dtype=x.dtype, device=x.device)) if _is_float(x) else \
-            _w(core.full((), -2 ** 63, dtype=x.dtype, device=x.device))
+    _refuse_bool("median_cpu", x, x.numel() > 0)
+    if x.numel() == 0:  # torch: nan, converted to an integer dtype as the C++ cast does on x86
+        return _w(core.full((), _EMPTY_MEDIAN.get(x.dtype, 0), dtype=x.dtype, device=x.device))
     values, _ = core_fn(x)
     return _w(_evenly(x, values))
 
@@ -165,6 +175,7 @@ def _median_op(name, rtype, core_fn):
         x = _t(input)
         d = _dim(dim, x.ndim)
         _check_selectable(name, x, d)
+        _refuse_bool("median_out", x)
         return core_fn(x, d, bool(keepdim))
 
     pair = _pair_op(name, rtype, compute)
@@ -185,6 +196,7 @@ nanmedian = torch_op(_median_op("nanmedian", _nanmedian_t, core.nanmedian_low), 
 
 def _kthvalue(input, k, dim=-1, keepdim=False):
     x = _t(input)
+    _refuse_bool("kthvalue_cpu", x, x.ndim > 0 and x.numel() > 0)
     d = _dim(dim, x.ndim)
     size = x.shape[d] if x.ndim else 1
     if not 1 <= k <= size:

@@ -14,10 +14,10 @@ from .. import dtypes as dt
 from ..primitive import Primitive
 from . import _family
 from ._family import move_to_front, normalize_axis
-from .creation import arange, zeros
+from .creation import zeros
 from .elementwise import (add, cast, ceil, div, eq, floor, floor_divide, ge, le, logical_and, logical_not, lt,
                           maximum, mul, ne, round, sub, where)
-from .indexing import index_add, sort, take, take_along_axis
+from .indexing import index_add, sort, take_along_axis
 from .reduction import max, min, sum
 from .shape import broadcast_to, expand_dims, reshape, squeeze
 
@@ -75,7 +75,7 @@ def _select(x, axis, pos, keepdims, ndim):
     """(values, indices) of the elements at sorted position `pos` (an int64 array with x's shape but 1
     along axis) of x along `axis`; indices into x. A 0-d input (`ndim` 0) gives 0-d results."""
     if builtins.any(s == 0 for s in x.shape):  # nothing to select from (the empty axis is checked by callers)
-        shape = tuple(1 if a == axis else s for a, s in enumerate(x.shape))
+        shape = () if ndim == 0 else tuple(1 if a == axis else s for a, s in enumerate(x.shape) if keepdims or a != axis)
         return zeros(shape, dtype=x.dtype, device=x.device), zeros(shape, dtype=dt.int64, device=x.device)
     order = sort(x, axis)[1]
     idx = take_along_axis(order, pos, axis)
@@ -320,23 +320,10 @@ def histc(x, bins=100, min=0, max=0):  # noqa: A002 - torch's argument names
         hi = _family.asarray(np.asarray(hi, x.dtype.np), device=x.device)
     same = eq(lo, hi)
     lo, hi = where(same, sub(lo, 1), lo), where(same, add(hi, 1), hi)
-    # torch's bin of x: interpolate, then move to the bin whose edges (torch.linspace's values) hold x
-    i = cast(arange(bins + 1, device=x.device), x.dtype)
-    step = div(sub(hi, lo), float(bins))
-    edges = where(lt(i, (bins + 1) // 2), add(lo, mul(i, step)), sub(hi, mul(sub(float(bins), i), step)))
-    pos = cast(floor(div(mul(sub(x, lo), float(bins)), sub(hi, lo))), dt.int64)
+    # torch's histc bin: linear interpolation in x's dtype (no search against the edges)
     inside = logical_and(ge(x, lo), le(x, hi))
-    pos = where(inside, pos, 0)
-    first = maximum(sub(pos, 1), 0)
-    below = zeros(pos.shape, dtype=dt.int64, device=x.device)
-    for offset in (-1, 0, 1):  # upper_bound over edges[pos - 1 : pos + 2]
-        j = add(pos, offset)
-        usable = logical_and(logical_and(ge(j, first), le(j, bins)), ge(j, 0))
-        e = take(edges, where(usable, j, 0))
-        below = add(below, cast(logical_and(usable, le(e, x)), dt.int64))
-    pos = sub(add(first, below), 1)
-    pos = where(ge(pos, bins), bins - 1, pos)  # the last bin holds its right edge
-    pos = where(inside, pos, 0)
+    pos = cast(floor(div(mul(sub(x, lo), float(bins)), sub(hi, lo))), dt.int64)
+    pos = where(inside, where(ge(pos, bins), bins - 1, pos), 0)  # the last bin holds its right edge
     return index_add(zeros((bins,), dtype=x.dtype, device=x.device), pos, cast(inside, x.dtype))
 
 
