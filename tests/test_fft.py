@@ -241,3 +241,32 @@ def test_bad_input_raises_clear_errors(call, error, words):
     with pytest.raises(error, match=None) as info:
         call()
     assert words in str(info.value)
+
+
+# ---------------------------------------------------------------------------
+# torch.fft on the eager front end (values, gradients and errors against torch: test_vs_torch_fft.py)
+
+
+def test_torch_fft_runs_on_meta_tensors():
+    m = torch.empty(3, 5, device="meta")
+    y = torch.fft.rfft2(m)
+    assert (tuple(y.shape), y.dtype, y.device.type) == ((3, 3), torch.complex64, "meta")
+    assert tuple(torch.fft.irfftn(torch.fft.rfftn(m)).shape) == (3, 4)
+
+
+def test_torch_fft_under_func_transforms():
+    x = torch.from_numpy(RNG.standard_normal((4, 6)))
+    close(torch.func.vmap(torch.fft.rfft)(x).numpy(), np.fft.rfft(x.numpy()))
+    g = torch.func.grad(lambda a: (torch.fft.fft(a).abs() ** 2).sum())(x[0])
+    close(g.numpy(), 12 * x[0].numpy())
+
+
+def test_torch_fft_complex_gradient_is_the_conjugate_wirtinger_one():
+    z = torch.from_numpy(crandn(5)).requires_grad_()
+    (torch.fft.ifft(z, norm="ortho").abs() ** 2).sum().backward()  # |ifft z|^2 = |z|^2 (unitary)
+    close(z.grad.numpy(), 2 * z.detach().numpy())
+
+
+def test_empty_batch_axes_give_empty_results():  # torch's MKL refuses these; numpy's answer is the sensible one
+    assert tuple(torch.fft.fft(torch.zeros(0, 4)).shape) == (0, 4)
+    assert tuple(torch.fft.irfft(torch.zeros(0, 3, dtype=torch.complex64)).shape) == (0, 4)
