@@ -48,6 +48,16 @@ _READABLE = (1, 2)
 _PREFIX = "mindtorch_checkpoint/"
 _DOC = _PREFIX + "data.json"
 _NDARRAY_KINDS = "biufc"  # plain numeric numpy arrays; never object, string or structured dtypes
+
+
+def _stored(np_dtype):
+    """The dtype a .npy member holds: ml_dtypes' bfloat16/float8 (which .npy cannot name) as their bits,
+    an unsigned integer of the same size; every other dtype as itself."""
+    np_dtype = np.dtype(np_dtype)
+    return np.dtype(f"u{np_dtype.itemsize}") if np_dtype in _NARROW else np_dtype
+
+
+_NARROW = frozenset(d.np for d in _dt.ALL if d.narrow)
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
@@ -224,7 +234,7 @@ def _write(fh, text, arrays):
         for i, array in enumerate(arrays):
             if array is not None:
                 with zf.open(_entry(_data_name(i)), "w", force_zip64=array.nbytes > 2 ** 30) as out:
-                    _npy.write_array(out, array, allow_pickle=False)
+                    _npy.write_array(out, array.view(_stored(array.dtype)), allow_pickle=False)
 
 
 # ---------------------------------------------------------------------------
@@ -415,7 +425,7 @@ class _Decoder:
             stored_shape, fortran_order, stored_dtype = header
             data_offset = fp.tell()
         _expect(stored_dtype.kind in _NDARRAY_KINDS and stored_dtype.fields is None and not stored_dtype.hasobject
-                and stored_dtype.newbyteorder("<") == np.dtype(dtype).newbyteorder("<"),
+                and stored_dtype.newbyteorder("<") == _stored(dtype).newbyteorder("<"),
                 f"{name} holds dtype {stored_dtype}, the record says {np.dtype(dtype)}")
         _expect(tuple(stored_shape) == shape, f"{name} holds shape {tuple(stored_shape)}, the record says {shape}")
         nbytes = math.prod(shape) * stored_dtype.itemsize
@@ -427,7 +437,7 @@ class _Decoder:
         array = np.asarray(array.reshape(shape), order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
         if not array.dtype.isnative:
             array = array.astype(array.dtype.newbyteorder("="))
-        return array
+        return array.view(dtype)
 
 
 def _hashable(x):

@@ -217,10 +217,17 @@ def _normal_cpu(k, *, shape, dtype):
 
 
 def normal(key, shape=(), dtype=None):
-    """Standard normal samples."""
+    """Standard normal samples; complex dtypes: real and imaginary parts each N(0, 1/2), so E|z|^2 = 1
+    (as jax.random.normal and torch.randn)."""
     key = _key_operand("normal", key)
     dtype = _dt.canonicalize(dtype) or _dt.default_float
-    return random_normal_p.bind(key, shape=_shape_arg("normal", shape), dtype=dtype)
+    shape = _shape_arg("normal", shape)
+    if dtype.category == _dt.COMPLEX:
+        k_re, k_im = split(key)
+        part = dtype.to_real()
+        re, im = (_ew.mul(random_normal_p.bind(k, shape=shape, dtype=part), math.sqrt(0.5)) for k in (k_re, k_im))
+        return _ew.complex_p.bind(re, im)
+    return random_normal_p.bind(key, shape=shape, dtype=dtype)
 
 
 # ---------------------------------------------------------------------------
