@@ -11,7 +11,8 @@ from .eager.math_ops import (  # noqa: F401
 )
 from .eager.math_ops import digamma as psi  # noqa: F401
 from .eager.math_ops import lgamma as gammaln  # noqa: F401
-from .eager.ops import erf, expm1, log1p, log_softmax, logsumexp, round, softmax  # noqa: F401,A004
+from .eager.math_ops import special_round as round  # noqa: F401,A004
+from .eager.ops import erf, expm1, log1p, log_softmax, logsumexp, softmax  # noqa: F401
 from .eager.ops import sigmoid as expit  # noqa: F401
 
 __all__ = [
