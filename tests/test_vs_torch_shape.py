@@ -398,3 +398,23 @@ def test_diag_embed_and_scatters_match_torch(dtype):
         compare(_grad(lambda L, x, s: L.slice_scatter(x, s[:, :2].reshape(3, 2, 1).expand(3, 2, 5), 1, 1, 3)),
                 x, s3, what="slice_scatter grad")
         compare(_grad(lambda L, v: L.diag_embed(v, 1)), v, what="diag_embed grad")
+
+
+def test_complex_values_and_gradients_match_torch():
+    z = (sample("float32", (2, 3), 38) + 1j * sample("float32", (2, 3), 39)).astype(np.complex64)
+
+    def grads(fn):
+        def run_grad(L, t):
+            t = t.detach().requires_grad_()
+            (fn(L, t).abs() ** 2).sum().backward()
+            out = fn(L, t).detach()
+            # real and imaginary parts: float tolerances (the shared assert_same compares complex exactly)
+            return out.real.clone(), out.imag.clone(), t.grad.real.clone(), t.grad.imag.clone()
+        return run_grad
+    compare(grads(lambda L, t: L.diag_embed(t, 1)), z, what="diag_embed complex")
+    compare(grads(lambda L, t: L.rot90(t)), z, what="rot90 complex")
+    compare(grads(lambda L, t: L.diff(t, dim=1)), z, what="diff complex")
+    compare(grads(lambda L, t: L.repeat_interleave(t, L.tensor([2, 1]), dim=0)), z, what="repeat_interleave complex")
+    compare(grads(lambda L, t: L.index_put(t, (L.tensor([0, 0]),), t[1] * 1j, accumulate=True)), z,
+            what="index_put complex")
+    compare(grads(lambda L, t: L.masked_scatter(t, t.real > 0, t.flip(0) * 1j)), z, what="masked_scatter complex")
