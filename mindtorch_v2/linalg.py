@@ -43,12 +43,12 @@ def inv_ex(A, *, check_errors=False, out=None):
     return linalg_inv_ex(_w(res), _w(info))
 
 
-def _solve_args(A, B):
+def _solve_args(A, B, left):
     A = check_square("linalg.solve", A)
     B = check_float("linalg.solve", B)
     check_same_dtype("linalg.solve", A, B)
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    rows = B.shape[-1] if vector else B.shape[-2]
+    rows = B.shape[-1] if vector or not left else B.shape[-2]
     if rows != A.shape[-1]:
         cols = 1 if vector else B.shape[-1]
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
@@ -58,7 +58,7 @@ def _solve_args(A, B):
 
 @torch_op(method=False, out=True)
 def solve(A, B, *, left=True):
-    A, B = _solve_args(A, B)
+    A, B = _solve_args(A, B, left)
     x, info = _L.solve_info(A, B, left)
     raise_from_info(info, solve_message)
     return _w(x)
@@ -66,7 +66,7 @@ def solve(A, B, *, left=True):
 
 @torch_op(method=False)
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
-    A, B = _solve_args(A, B)
+    A, B = _solve_args(A, B, left)
     x, info = _L.solve_info(A, B, left)
     if check_errors:
         raise_from_info(info, solve_message)

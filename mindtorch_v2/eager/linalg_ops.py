@@ -159,10 +159,10 @@ def cholesky_solve(input, input2, upper=False):
     F = check_square("cholesky_solve", input2)
     check_same_dtype("cholesky_solve", B, F)
     if upper:
-        y = _L.solve_triangular(core.matrix_transpose(F), B, upper=False)
+        y = _L.solve_triangular(_L.matrix_transpose(F), B, upper=False)
         return _w(_L.solve_triangular(F, y, upper=True))
     y = _L.solve_triangular(F, B, upper=False)
-    return _w(_L.solve_triangular(core.matrix_transpose(F), y, upper=True))
+    return _w(_L.solve_triangular(_L.matrix_transpose(F), y, upper=True))
 
 
 @torch_op(out=True)
@@ -186,8 +186,8 @@ def svd(input, some=True, compute_uv=True):
     U, S, Vh = _L.svd(A, full_matrices=not some)
     if not compute_uv:
         return torch_svd(_w(core.zeros_like(core.stop_gradient(U))), _w(S),
-                         _w(core.zeros_like(core.stop_gradient(core.matrix_transpose(Vh)))))
-    return torch_svd(_w(U), _w(S), _w(core.matrix_transpose(Vh)))
+                         _w(core.zeros_like(core.stop_gradient(_L.matrix_transpose(Vh)))))
+    return torch_svd(_w(U), _w(S), _w(_L.matrix_transpose(Vh)))
 
 
 @torch_op
@@ -217,7 +217,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
     B = check_matrix("triangular_solve", input, "B")
     A = check_square("triangular_solve", A)
     check_same_dtype("triangular_solve", B, A)
-    M = core.matrix_transpose(A) if transpose else A
+    M = _L.matrix_transpose(A) if transpose else A
     X = _L.solve_triangular(M, B, upper=upper != transpose, unitriangular=unitriangular)
     return torch_triangular_solve(_w(X), A.clone())
 
@@ -270,7 +270,10 @@ def tensordot(a, b, dims=2):
     if not isinstance(dims, int):
         da, db = dims
         dims = ([da] if isinstance(da, int) else list(da), [db] if isinstance(db, int) else list(db))
-    return _w(_L.tensordot(a, b, dims if isinstance(dims, int) else (tuple(dims[0]), tuple(dims[1]))))
+    try:
+        return _w(_L.tensordot(a, b, dims if isinstance(dims, int) else (tuple(dims[0]), tuple(dims[1]))))
+    except ValueError as e:  # the core's shape errors are torch's RuntimeError
+        raise RuntimeError(str(e).removeprefix("tensordot: ")) from None
 
 
 @torch_op(out=True)

@@ -985,7 +985,7 @@ def _perm_from_pivots(pivots, n, like):
     for i in range(k):
         j = sub(slice_axis(pivots, -1, i, i + 1), 1)  # (..., 1)
         pi = slice_axis(perm, -1, i, i + 1)
-        pj = sum(where(eq(expand_dims(rows, 0) if perm.ndim == 1 else rows, j), perm, 0), -1, keepdims=True)
+        pj = sum(where(eq(rows, j), perm, 0), -1, keepdims=True)
         at_i = eq(rows, i)
         at_j = eq(rows, j)
         perm = where(at_i, pj, where(at_j, pi, perm))
