@@ -108,9 +108,20 @@ from .eager.reductions import (  # noqa: F401,A004
     cumprod, cummax, cummin, logcumsumexp, nansum, nanmean, median, nanmedian, quantile, nanquantile,
     kthvalue, mode, aminmax, var_mean, std_mean, histc, bincount,
 )
+from .eager.shape_ops import (  # noqa: F401,A004
+    meshgrid, rot90, diff, repeat_interleave, atleast_1d, atleast_2d, atleast_3d, block_diag,
+    cartesian_prod, combinations, tril_indices, triu_indices, logspace, column_stack, dstack, row_stack,
+    hsplit, vsplit, dsplit, tensor_split, searchsorted, bucketize, isin, unique, unique_consecutive,
+    index_put, masked_scatter, diag_embed, diagonal_scatter, select_scatter, slice_scatter,
+)
 from .eager.complex_ops import (  # noqa: F401,A004
     real, imag, conj, conj_physical, resolve_conj, resolve_neg, angle, sgn, complex, polar, view_as_real,
     view_as_complex, is_complex, is_conj, view_as_dtype,
+)
+from .eager.linalg_ops import (  # noqa: F401,A004
+    det, logdet, slogdet, inverse, cholesky, cholesky_solve, cholesky_inverse, qr, svd, pinverse,
+    matrix_power, matrix_exp, triangular_solve, cross, chain_matmul, tensordot, vdot, kron, baddbmm, addbmm,
+    addmv, addr,
 )
 # <<< end of generated names
 
