@@ -74,7 +74,7 @@ matmul_p = Primitive(
 def _matmul_batch(vals, bdims):
     """Batch axis first on batched operands, logical ranks aligned; numpy broadcasting does the rest."""
     ranks = [len(v.shape) - (d is not None) for v, d in zip(vals, bdims)]
-    rank = max(ranks)
+    rank = builtins.max(ranks)
     args = []
     for v, d, r in zip(vals, bdims, ranks):
         if d is not None:
