@@ -141,14 +141,15 @@ class _Arrays:
         key = a.dtype.name
         off = self.sizes.get(key, 0)
         self.parts.setdefault(key, []).append(a.reshape(-1))
-        self.recent[(key, off)] = a
+        if a.size:  # an empty array shares its offset with the next one: nothing to look up
+            self.recent[(key, off)] = a
         self.sizes[key] = off + a.size
         return key, off
 
     def get(self, dtype, shape, off):
-        if (dtype, off) in self.recent:  # recording: the array just added
-            return self.recent[(dtype, off)].reshape(shape).copy()
         n = int(np.prod(shape, dtype=np.int64))
+        if n and (dtype, off) in self.recent:  # recording: the array just added
+            return self.recent[(dtype, off)].reshape(shape).copy()
         return self.buffers[dtype][off:off + n].reshape(shape).copy()
 
     def flat(self):

@@ -57,8 +57,9 @@ def assert_same(a, b, what="", strict_dtype=True, rtol=None, atol=None):
         r, t = tol(b.dtype)
         r = r if rtol is None else rtol
         t = t if atol is None else atol
-        if y.dtype.kind == "f" or x.dtype.kind == "f":
-            np.testing.assert_allclose(x.astype(np.float64), y.astype(np.float64), rtol=r, atol=t,
+        if y.dtype.kind in "fc" or x.dtype.kind in "fc":
+            wide = np.complex128 if "c" in (x.dtype.kind, y.dtype.kind) else np.float64
+            np.testing.assert_allclose(x.astype(wide), y.astype(wide), rtol=r, atol=t,
                                        equal_nan=True, err_msg=what)
         else:
             np.testing.assert_array_equal(x, y, err_msg=what)

@@ -571,7 +571,7 @@ def any(input, dim=None, keepdim=False):  # noqa: A001
     return _with_dtype(core.any(x, axis, keepdim), _dt.uint8 if x.dtype is _dt.uint8 else None)
 
 
-@torch_op(out=True)
+@torch_op(inplace=True, out=True)
 def cumsum(input, dim, *, dtype=None):
     x = _t(input)
     if dtype is not None:

@@ -1,8 +1,10 @@
 """The op families, one module per family, each listing its public names in `__all__`.
 
-Import order is the dependency order (each family imports only those above it):
-_family (builders, helpers) < elementwise < shape < creation < reduction < indexing < strided
-< linalg < einsum < conv < pool < random < composite. `core/__init__.py` imports the public names by name.
+Import order is the dependency order (each family imports only those before it):
+_family (builders, helpers) < elementwise < shape < complex < creation < reduction < indexing < scan
+< statistics < search < layout < strided < linalg < einsum < conv < pool < random < composite < elementary
+< special < fft. `core/__init__.py` imports the public names by name (tools/wire_names.py writes that block);
+linalg, fft, special and random are namespaces of their own (core.linalg, ...).
 """
-from . import (_family, elementwise, shape, creation, reduction, indexing, strided, linalg, einsum, conv, pool,  # noqa: F401
-               random, composite)
+from . import (_family, elementwise, shape, complex, creation, reduction, indexing, scan, statistics,  # noqa: F401
+               search, layout, strided, linalg, einsum, conv, pool, random, composite, elementary, special, fft)
