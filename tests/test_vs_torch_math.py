@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import mindtorch_v2 as mt
-from _goldens import GExc, Goldens, golden_fixtures, torch_lib
-from test_vs_torch_eager import _grad_trace, _lenient, assert_same, lib_value, run
+from _goldens import GExc, Goldens, GTensor, golden_fixtures, torch_lib
+from test_vs_torch_eager import _grad_trace, _lenient, assert_same, dtype_name, lib_value, run
 
 GOLDEN = Goldens("vs_torch_math")
 _golden_file, _golden_case = golden_fixtures(GOLDEN)
@@ -37,6 +37,11 @@ def compare(fn, *args, what="op", rtol=None, atol=None):
     if merr is not None:
         raise AssertionError(f"{what}: torch returned {golden!r} but mindtorch raised {type(merr).__name__}: {merr}") \
             from merr
+    if isinstance(golden, GTensor) and golden.data.dtype.kind == "c":  # assert_same compares complex exactly
+        assert isinstance(mres, mt.Tensor) and dtype_name(mres.dtype) == golden.dtype, f"{what}: {mres!r} vs {golden}"
+        np.testing.assert_allclose(mres.detach().numpy(), golden.data, rtol=rtol or 1e-6, atol=atol or 1e-6,
+                                   equal_nan=True, err_msg=what)
+        return
     assert_same(mres, golden, what, True, rtol, atol)
 
 
@@ -320,3 +325,46 @@ def test_gradients_match_torch(op):
     second = op not in ("special.zeta", "special.gammainc", "special.gammaincc", "sinc at 0")
     grads(fn, *[np.array(v) for v in inputs], second_order=second, rtol=1e-7, atol=1e-9)
 
+
+
+# ---------------------------------------------------------------------------
+# complex inputs: the holomorphic functions torch supports, and torch's refusals elsewhere
+
+COMPLEX_VALUES = np.array([0.3 + 0.4j, -1.2 + 0.5j, 2.0 - 1.0j, 0.0 + 0.0j, -0.5 - 2.0j, 1.0 + 0.0j])
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "exp2", "sinc",
+                                "arcsin", "isreal", "isposinf", "signbit", "erfc", "lgamma", "frac", "deg2rad",
+                                "nan_to_num", "logit", "special.expit", "special.erfcx", "special.i0e",
+                                "special.entr"])
+def test_complex_unary_matches_torch(op, dtype):
+    rtol, atol = (1e-5, 1e-6) if dtype == "complex64" else (1e-10, 1e-10)
+    compare(UNARY[op], COMPLEX_VALUES.astype(dtype), what=f"{op}({dtype})", rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("op", ["atan2", "hypot", "logaddexp", "copysign", "xlogy", "fmax", "float_power", "gcd",
+                                "heaviside", "special.zeta"])
+def test_complex_binary_matches_torch(op):
+    a = COMPLEX_VALUES.astype(np.complex64)
+    compare(BINARY[op], a, a[::-1].copy(), what=f"{op}(complex64)", rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "exp2", "sinc"])
+def test_complex_gradients_match_torch(op):
+    """PyTorch's convention (the conjugate Wirtinger derivative) at the eager boundary."""
+    def trace(L):
+        z = L.from_numpy(COMPLEX_VALUES[:3].copy()).requires_grad_()
+        out = getattr(L, op)(z)
+        (out.abs() ** 2).sum().backward()
+        return z.grad
+    compare(trace, what=f"grad {op}", rtol=1e-9, atol=1e-10)
+
+
+def test_complex_nan_to_num_and_logaddexp_edges_match_torch():
+    z = np.array([complex(np.nan, np.inf), complex(-np.inf, 1.0), 1 + 2j], np.complex64)
+    compare(lambda L, t: L.nan_to_num(t), z)
+    compare(lambda L, t: L.nan_to_num(t, 1.0, 2.0, -3.0), z.astype(np.complex128))
+    a = np.array([1 + 1j, complex(-np.inf, 0), 3 - 1j], np.complex128)
+    b = np.array([1000 + 2j, complex(-np.inf, 0), 3 - 1j], np.complex128)
+    compare(lambda L, x, y: L.logaddexp(x, y), a, b, rtol=1e-10, atol=1e-10)

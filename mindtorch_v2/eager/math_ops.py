@@ -47,6 +47,11 @@ def _float_kernel(kernel, *xs):
         _refuse(kernel, d)
 
 
+def _no_complex(name, x):
+    if _t(x).dtype.category == _COMPLEX:
+        raise RuntimeError(f"{name} does not support complex inputs.")
+
+
 def _integer_kernel(kernel, *xs):
     d = _dtype_of(*xs)
     if d.category != _dt.INT:
@@ -65,8 +70,21 @@ asinh = arcsinh = torch_op(_unary(core.asinh), name="asinh", inplace=True, out=T
 acosh = arccosh = torch_op(_unary(core.acosh), name="acosh", inplace=True, out=True, aliases=("arccosh",))
 atanh = arctanh = torch_op(_unary(core.atanh), name="atanh", inplace=True, out=True, aliases=("arctanh",))
 sinc = torch_op(_unary(core.sinc), name="sinc", inplace=True, out=True)
-deg2rad = torch_op(_unary(core.deg2rad), name="deg2rad", inplace=True, out=True)
-rad2deg = torch_op(_unary(core.rad2deg), name="rad2deg", inplace=True, out=True)
+_COMPLEX = _dt.COMPLEX
+
+
+def _real_angle(fn):
+    def op(input):
+        x = _t(input)
+        if x.dtype.category == _COMPLEX:
+            raise RuntimeError(f"{fn.__name__} is not supported for complex tensors.")
+        return _w(fn(x))
+    op.__name__ = fn.__name__
+    return op
+
+
+deg2rad = torch_op(_real_angle(core.deg2rad), name="deg2rad", inplace=True, out=True)
+rad2deg = torch_op(_real_angle(core.rad2deg), name="rad2deg", inplace=True, out=True)
 exp2 = torch_op(_unary(core.exp2), name="exp2", inplace=True, out=True)
 erfc = torch_op(_unary(core.special.erfc), name="erfc", inplace=True, out=True)
 erfinv = torch_op(_unary(core.special.erfinv), name="erfinv", inplace=True, out=True)
@@ -91,8 +109,21 @@ def hypot(input, other):
 
 @torch_op(out=True)
 def logaddexp(input, other):
+    if _dtype_of(input, other).category == _COMPLEX:
+        return _complex_logaddexp(_t(input), other)
     _float_kernel("logaddexp", input, other)
     return _w(core.logaddexp(_t(input), other))
+
+
+def _complex_logaddexp(x, y):
+    """log(exp(x) + exp(y)) for complex operands, shifted by the one with the larger real part (exp of the
+    difference cannot overflow); equal infinite real parts give that operand."""
+    x, y = _w(core.cast(x, _dtype_of(x, y))), _w(core.cast(y, _dtype_of(x, y)))
+    x_above = core.ge(core.real(x), core.real(y))
+    m, o = core.where(x_above, x, y), core.where(x_above, y, x)
+    same = core.eq(m, o)
+    d = core.where(same, 0, core.sub(o, core.where(same, 0, m)))
+    return _w(core.add(m, core.log1p(core.exp(d))))
 
 
 @torch_op(out=True)
@@ -120,6 +151,8 @@ def ldexp(input, other):
 
 @torch_op(inplace=True, out=True)
 def xlogy(input, other):
+    if _dtype_of(input, other).category == _COMPLEX:
+        _refuse("xlogy", _dtype_of(input, other))
     return _w(core.special.xlogy(input, other))
 
 
@@ -202,6 +235,9 @@ _float_power_inplace = inplace_method(float_power, "float_power_")
 @torch_op(inplace=True, out=True)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     x = _t(input)
+    if x.dtype.category == _COMPLEX:  # the real and imaginary parts, each as a real tensor
+        parts = (core.nan_to_num(core.real(x), nan, posinf, neginf), core.nan_to_num(core.imag(x), nan, posinf, neginf))
+        return _w(core.complex(*parts))
     if x.dtype.category != _FLOAT:
         return x.clone()
     return _w(core.nan_to_num(x, nan, posinf, neginf))
@@ -209,16 +245,20 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 @torch_op(inplace=True, out=True)
 def logit(input, eps=None):
+    if _t(input).dtype.category == _COMPLEX:
+        _refuse("logit", input.dtype)
     return _w(core.special.logit(_t(input), eps))
 
 
 @torch_op(out=True)
 def isposinf(input):
+    _no_complex("isposinf", input)
     return _w(core.isposinf(_t(input)))
 
 
 @torch_op(out=True)
 def isneginf(input):
+    _no_complex("isneginf", input)
     return _w(core.isneginf(_t(input)))
 
 
