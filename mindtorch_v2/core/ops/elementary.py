@@ -17,9 +17,10 @@ from ..array import ArrayBase
 from ..primitive import Primitive
 from . import _family
 from ._family import binary, broadcast_shapes, elementwise_rule, promote, same_dtype, unary
+from .complex import complex as complex_
 from .composite import trunc
-from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, log1p, logical_or, maximum, mul, ne, neg, pow,
-                          reciprocal, rsqrt, sign, sin, sub, where)
+from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, imag, log1p, logical_or, maximum, mul, ne, neg, pow,
+                          real, reciprocal, rsqrt, sign, sin, sub, where)
 
 __all__ = [
     "arcsin_p", "arccos_p", "arctan_p", "sinh_p", "cosh_p", "arcsinh_p", "arccosh_p", "arctanh_p", "exp2_p",
@@ -34,10 +35,11 @@ __all__ = [
 
 
 def _quiet(np_fn):
-    """The lowering without floating-point warnings (arcsin(2) is nan, arctanh(1) inf, silently, as in torch)."""
-    def lowering(*args, **params):
+    """The lowering without floating-point warnings (arcsin(2) is nan, arctanh(1) inf, silently, as in torch),
+    in its input's dtype (scipy.special computes float16 in float32; a 0-d input gives a numpy scalar)."""
+    def lowering(x, *args, **params):
         with np.errstate(all="ignore"):
-            return np_fn(*args, **params)
+            return np.asarray(np_fn(x, *args, **params), dtype=x.dtype)
     return lowering
 
 
@@ -46,14 +48,14 @@ def _float(x):
     x = _family.as_operand(x)
     if not _family.is_arraylike(x):
         return _family.scalar_array(x, dt.result_type(x, 0.0), _family._cpu)
-    if x.dtype.category != dt.FLOAT:
+    if x.dtype.category < dt.FLOAT:
         return cast(x, dt.default_float)
     return x
 
 
 def _float_unary(prim, name=None):
     def fn(x):
-        if not isinstance(x, ArrayBase) or x.dtype.category != dt.FLOAT:
+        if not isinstance(x, ArrayBase) or x.dtype.category < dt.FLOAT:
             x = _float(x)
         return prim.bind(x)
     fn.__name__ = name or prim.name
@@ -112,13 +114,22 @@ hypot_p = binary("hypot", np.hypot, kind="real", d_x=lambda x, y, out: div(x, ou
 nextafter_p = binary("nextafter", np.nextafter, kind="real")  # not differentiable (nor in torch)
 
 
+def _signbit_meta(x):
+    if x.dtype.category == dt.COMPLEX:
+        raise TypeError("signbit: not supported for complex arrays")
+    return x.shape, dt.bool_
+
+
 def _signbit_np(x):
     if x.dtype.kind == "b":
         return np.zeros(x.shape, np.bool_)
     return np.signbit(x)
 
 
-signbit_p = unary("signbit", _signbit_np, kind="bool")  # bool out; sees -0.0 and -nan, which `x < 0` does not
+# bool out, no derivative; sees -0.0 and -nan, which `x < 0` does not
+signbit_p = Primitive("signbit", _signbit_meta)
+signbit_p.batch = _family.unary_rule(signbit_p)
+signbit_p.def_impl("cpu")(_signbit_np)
 
 arctan2 = atan2 = _float_binary(arctan2_p)
 hypot = _float_binary(hypot_p)
@@ -215,10 +226,10 @@ def _xo_unary(name, np_fn, d):
     return prim
 
 
-i0_p = unary("i0", _sc.i0, kind="real", d_x=lambda x: i1(x))
-i1_p = unary("i1", _sc.i1, kind="real", d_x=_i1_d)
-i0e_p = _xo_unary("i0e", _sc.i0e, lambda x, out: sub(i1e(x), mul(sign(x), out)))
-i1e_p = _xo_unary("i1e", _sc.i1e, _i1e_d)
+i0_p = unary("i0", _quiet(_sc.i0), kind="real", d_x=lambda x: i1(x))
+i1_p = unary("i1", _quiet(_sc.i1), kind="real", d_x=_i1_d)
+i0e_p = _xo_unary("i0e", _quiet(_sc.i0e), lambda x, out: sub(i1e(x), mul(sign(x), out)))
+i1e_p = _xo_unary("i1e", _quiet(_sc.i1e), _i1e_d)
 
 i0 = _float_unary(i0_p)
 i1 = _float_unary(i1_p)
@@ -236,25 +247,34 @@ def isnan(x):
 
 
 def isinf(x):
-    """Whether each element is +inf or -inf (never for integers)."""
+    """Whether each element is +inf or -inf (for complex: either part; never for integers)."""
     x = _family.as_operand(x)
+    if x.dtype.category == dt.COMPLEX:
+        return logical_or(isinf(real(x)), isinf(imag(x)))
     if x.dtype.category != dt.FLOAT:
         return ne(x, x)
     return eq(abs(x), math.inf)
 
 
+def _real_only(name, x):
+    if x.dtype.category == dt.COMPLEX:
+        raise TypeError(f"{name}: not supported for complex arrays")
+
+
 def isposinf(x):
+    _real_only("isposinf", x)
     return eq(x, math.inf) if x.dtype.category == dt.FLOAT else ne(x, x)
 
 
 def isneginf(x):
+    _real_only("isneginf", x)
     return eq(x, -math.inf) if x.dtype.category == dt.FLOAT else ne(x, x)
 
 
 def isreal(x):
     """Whether each element has a zero imaginary part (every element of a real array)."""
-    if x.dtype.np.kind == "c":
-        raise NotImplementedError("isreal: complex arrays are not supported yet")
+    if x.dtype.category == dt.COMPLEX:
+        return eq(imag(x), 0.0)
     return logical_or(eq(x, x), ne(x, x))  # True everywhere, nan included, in x's shape (also under vmap)
 
 
@@ -266,21 +286,27 @@ def positive(x):
     return x
 
 
+def _log_add(name, x, y, log1p_exp):
+    """max(x, y) + log1p_exp(-|y - x|), without overflow. Both the max and -|t| are written as
+    where(t > 0, ...) on t = y - x: each branch is analytic, so derivatives of every order are the smooth
+    function's, at ties too (1/2 each, curvature 1/4; abs's sign(0) = 0 would lose the curvature). Equal
+    infinities give that infinity: t is 0 there, not inf - inf (only there: at finite ties t keeps its
+    derivatives)."""
+    x, y = promote(name, x, y, to_float=True)
+    same = eq(where(eq(x, y), abs(x), 0.0), math.inf)
+    t = sub(where(same, 0.0, y), where(same, 0.0, x))
+    y_above = gt(t, 0.0)
+    return add(where(y_above, y, x), log1p_exp(where(y_above, neg(t), t)))
+
+
 def logaddexp(x, y):
-    """log(exp(x) + exp(y)) without overflow: max(x, y) + log1p(exp(-|x - y|)). The maximum's split
-    gradient at ties (1/2 each) is the true one; equal infinities give that infinity (no inf - inf)."""
-    x, y = promote("logaddexp", x, y, to_float=True)
-    same = eq(x, y)
-    d = where(same, 0.0, sub(x, y))
-    return add(maximum(x, y), log1p(exp(neg(abs(d)))))
+    """log(exp(x) + exp(y)) without overflow."""
+    return _log_add("logaddexp", x, y, lambda u: log1p(exp(u)))
 
 
 def logaddexp2(x, y):
     """log2(2**x + 2**y) without overflow."""
-    x, y = promote("logaddexp2", x, y, to_float=True)
-    same = eq(x, y)
-    d = where(same, 0.0, sub(x, y))
-    return add(maximum(x, y), div(log1p(exp2(neg(abs(d)))), math.log(2.0)))
+    return _log_add("logaddexp2", x, y, lambda u: div(log1p(exp2(u)), math.log(2.0)))
 
 
 def copysign(x, y):
@@ -297,8 +323,8 @@ def frac(x):
 
 
 def ldexp(x, e):
-    """x * 2**e (float result)."""
-    x = _float(x)
+    """x * 2**e, in the floating dtype promoted from both (integers: the default float)."""
+    x, e = promote("ldexp", x, e, to_float=True)
     return mul(x, exp2(e))
 
 
@@ -341,7 +367,7 @@ def _double(x):
     x = _family.as_operand(x)
     if not _family.is_arraylike(x):
         x = _family.asarray(x)
-    wide = dt.from_numpy(np.dtype(np.complex128)) if x.dtype.np.kind == "c" else dt.float64
+    wide = dt.complex128 if x.dtype.category == dt.COMPLEX else dt.float64
     return cast(x, wide)
 
 
@@ -361,6 +387,9 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     """x with nan, +inf and -inf replaced (by default: 0 and the dtype's largest / lowest finite values);
     integer arrays come back as they are."""
     x = _family.as_operand(x)
+    if x.dtype.category == dt.COMPLEX:  # each part on its own, as torch
+        re, im = real(x), imag(x)
+        return complex_(nan_to_num(re, nan, posinf, neginf), nan_to_num(im, nan, posinf, neginf))
     if x.dtype.category != dt.FLOAT:
         return x
     info = _finfo(x.dtype)

@@ -22,7 +22,7 @@ from . import _family
 from ._family import binary, broadcast_shapes, elementwise_rule, promote, same_dtype, unary, unary_rule
 from .composite import log_softmax, logsumexp, softmax
 from .elementary import _at_zero, _float, _quiet, _xo_unary, i0, i0e, i1, i1e, isnan, sinc
-from .elementwise import (add, cast, div, eq, erf, exp, gt, log, log1p, logical_and, logical_not, lt, mul, ne, neg,
+from .elementwise import (abs, add, cast, div, eq, erf, exp, gt, log, log1p, logical_and, logical_not, lt, mul, ne, neg,
                           reciprocal, sigmoid, sin, sub, where)
 
 __all__ = [
@@ -44,7 +44,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 def _fn(prim, name=None):
     def fn(x):
-        if not isinstance(x, ArrayBase) or x.dtype.category != dt.FLOAT:
+        if not isinstance(x, ArrayBase) or x.dtype.category < dt.FLOAT:
             x = _float(x)
         return prim.bind(x)
     fn.__name__ = name or prim.name
@@ -68,15 +68,15 @@ def _gauss(x):
 # ---------------------------------------------------------------------------
 # error functions and the normal distribution
 
-erfc_p = unary("erfc", _sc.erfc, kind="real", d_x=lambda x: mul(-_TWO_OVER_SQRT_PI, exp(neg(mul(x, x)))))
-erfinv_p = unary("erfinv", _sc.erfinv, kind="real",
+erfc_p = unary("erfc", _quiet(_sc.erfc), kind="real", d_x=lambda x: mul(-_TWO_OVER_SQRT_PI, exp(neg(mul(x, x)))))
+erfinv_p = unary("erfinv", _quiet(_sc.erfinv), kind="real",
                  d_out=lambda out: mul(math.sqrt(math.pi) / 2.0, exp(mul(out, out))))
-erfcx_p = _xo_unary("erfcx", _sc.erfcx, lambda x, out: sub(mul(mul(2.0, x), out), _TWO_OVER_SQRT_PI))
-ndtr_p = unary("ndtr", _sc.ndtr, kind="real", d_x=_gauss)
-ndtri_p = unary("ndtri", _sc.ndtri, kind="real",
+erfcx_p = _xo_unary("erfcx", _quiet(_sc.erfcx), lambda x, out: sub(mul(mul(2.0, x), out), _TWO_OVER_SQRT_PI))
+ndtr_p = unary("ndtr", _quiet(_sc.ndtr), kind="real", d_x=_gauss)
+ndtri_p = unary("ndtri", _quiet(_sc.ndtri), kind="real",
                 d_out=lambda out: mul(math.sqrt(2.0 * math.pi), exp(mul(0.5, mul(out, out)))))
 # d log_ndtr = gauss(x) / ndtr(x), as exp(-x^2/2 - log_ndtr(x)): finite far into the left tail
-log_ndtr_p = _xo_unary("log_ndtr", _sc.log_ndtr,
+log_ndtr_p = _xo_unary("log_ndtr", _quiet(_sc.log_ndtr),
                        lambda x, out: mul(_INV_SQRT_2PI, exp(sub(mul(-0.5, mul(x, x)), out))))
 
 erfc = _fn(erfc_p)
@@ -110,7 +110,9 @@ polygamma_p = Primitive("polygamma", _polygamma_meta, vjp_reads=(0,),
                         jvp=lambda ts, out, x, *, n: mul(ts[0], _polygamma_d(x, n)))
 polygamma_p.batch = unary_rule(polygamma_p)
 polygamma_p.def_impl("cpu")(_quiet(_polygamma_np))
-gammaln_p = unary("gammaln", _sc.gammaln, kind="real", d_x=lambda x: digamma(x))
+# gammaln(-inf) is inf in PyTorch (|Gamma| grows without bound there), -inf in scipy
+gammaln_p = unary("gammaln", _quiet(lambda x: np.where(np.isneginf(x), np.inf, _sc.gammaln(x)).astype(x.dtype)),
+                  kind="real", d_x=lambda x: digamma(x))
 
 gammaln = lgamma = _fn(gammaln_p)
 
@@ -121,7 +123,7 @@ def polygamma(n, x):
         raise TypeError(f"polygamma: n must be an int, got {n!r}")
     if n < 0:
         raise ValueError("polygamma: n must be non-negative")
-    x = _float(x) if not isinstance(x, ArrayBase) or x.dtype.category != dt.FLOAT else x
+    x = _float(x) if not isinstance(x, ArrayBase) or x.dtype.category < dt.FLOAT else x
     return polygamma_p.bind(x, n=int(n))
 
 
@@ -145,7 +147,7 @@ def multigammaln(a, d):
 
 
 # zeta(x, q), the Hurwitz zeta function: d/dq = -x zeta(x + 1, q); d/dx has no closed form (torch: none either)
-zeta_p = binary("zeta", _sc.zeta, kind="real", d_y=lambda x, y, out: neg(mul(x, zeta(add(x, 1.0), y))),
+zeta_p = binary("zeta", _quiet(_sc.zeta), kind="real", d_y=lambda x, y, out: neg(mul(x, zeta(add(x, 1.0), y))),
                 reads=((), (0, 1)))
 
 
@@ -155,8 +157,8 @@ def _igamma_density(a, x, out):
 
 
 # d/da has no closed form (torch: not implemented either)
-gammainc_p = binary("gammainc", _sc.gammainc, kind="real", d_y=_igamma_density, reads=((), (0, 1)))
-gammaincc_p = binary("gammaincc", _sc.gammaincc, kind="real",
+gammainc_p = binary("gammainc", _quiet(_sc.gammainc), kind="real", d_y=_igamma_density, reads=((), (0, 1)))
+gammaincc_p = binary("gammaincc", _quiet(_sc.gammaincc), kind="real",
                      d_y=lambda a, x, out: neg(_igamma_density(a, x, out)), reads=((), (0, 1)))
 
 zeta = _fn2(zeta_p)
@@ -173,15 +175,15 @@ def _over_x_term(a, b):
     return lambda x: _at_zero(x, 0.5, lambda s: sub(a(s), div(b(s), s)))
 
 
-j0_p = unary("j0", _sc.j0, kind="real", d_x=lambda x: neg(j1(x)))
-j1_p = unary("j1", _sc.j1, kind="real", d_x=_over_x_term(lambda x: j0(x), lambda x: j1(x)))
+j0_p = unary("j0", _quiet(_sc.j0), kind="real", d_x=lambda x: neg(j1(x)))
+j1_p = unary("j1", _quiet(_sc.j1), kind="real", d_x=_over_x_term(lambda x: j0(x), lambda x: j1(x)))
 y0_p = unary("y0", _quiet(_sc.y0), kind="real", d_x=lambda x: neg(y1(x)))
 y1_p = unary("y1", _quiet(_sc.y1), kind="real", d_x=lambda x: sub(y0(x), div(y1(x), x)))
 k0_p = unary("k0", _quiet(_sc.k0), kind="real", d_x=lambda x: neg(k1(x)))
 k1_p = unary("k1", _quiet(_sc.k1), kind="real", d_x=lambda x: neg(add(k0(x), div(k1(x), x))))
 k0e_p = _xo_unary("k0e", _quiet(_sc.k0e), lambda x, out: sub(out, k1e(x)))  # k0e = e^x k0
 k1e_p = _xo_unary("k1e", _quiet(_sc.k1e), lambda x, out: sub(mul(out, sub(1.0, reciprocal(x))), k0e(x)))
-airy_ai_p = unary("airy_ai", lambda x: _sc.airy(x)[0], kind="real")  # no derivative (torch: none either)
+airy_ai_p = unary("airy_ai", _quiet(lambda x: _sc.airy(x)[0]), kind="real")  # no derivative (torch: none either)
 
 j0, j1, y0, y1 = _fn(j0_p), _fn(j1_p), _fn(y0_p), _fn(y1_p)
 k0, k1, k0e, k1e = _fn(k0_p), _fn(k1_p), _fn(k0e_p), _fn(k1e_p)
@@ -190,7 +192,9 @@ airy_ai = _fn(airy_ai_p)
 
 def spherical_bessel_j0(x):
     """sin(x) / x, 1 at 0."""
-    return _at_zero(_float(x), 1.0, lambda s: div(sin(s), s))
+    x = _float(x)
+    infinite = eq(abs(x), math.inf)  # 0 there, as in PyTorch (sin(inf) is nan)
+    return where(infinite, 0.0, _at_zero(where(infinite, 1.0, x), 1.0, lambda s: div(sin(s), s)))
 
 
 # ---------------------------------------------------------------------------
@@ -209,10 +213,11 @@ def logit(x, eps=None):
 
 
 def _x_log(x, y, log_fn, name):
-    """x * log_fn(y), with 0 where x == 0 unless y is nan (scipy's and torch's convention); the masked
-    branch never sees the point (no 0 * inf, nor a nan gradient, there)."""
+    """x * log_fn(y), with 0 where x == 0 unless y is nan (scipy's and torch's convention). Only the points
+    where log_fn(y) is not finite are masked (the masked branch never sees them: no 0 * inf, nor a nan
+    gradient): elsewhere x * log_fn(y) is 0 at x = 0 by itself, and its x-derivative log_fn(y), as torch's."""
     x, y = promote(name, x, y, to_float=True)
-    zero = logical_and(eq(x, 0.0), eq(y, y))
+    zero = logical_and(eq(x, 0.0), logical_and(eq(y, y), logical_not(lt(abs(log_fn(y)), math.inf))))
     safe_y = where(zero, 1.0, y)
     return where(zero, 0.0, mul(x, log_fn(safe_y)))
 
@@ -280,7 +285,8 @@ def _polynomial_np(x, n, *, kind):
         x64 = x.astype(np.float64)
         out = _POLYNOMIALS[kind](np.maximum(k, 0), x64)
         out = np.where(k < 0, 0.0, out)
-        out = np.where(bad | np.isnan(x64), np.nan, out)
+        # a non-finite degree gives 0, as PyTorch's int64 conversion of it (INT64_MIN: a negative degree)
+        out = np.where(bad, 0.0, np.where(np.isnan(x64), np.nan, out))
     return out.astype(x.dtype)
 
 
