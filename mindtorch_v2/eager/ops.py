@@ -101,6 +101,9 @@ _sign = _unary(core.sign)
 
 @torch_op(inplace=True, out=True)
 def sign(input):
+    if input.dtype.category == _dt.COMPLEX:
+        raise RuntimeError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                           "torch.sgn instead.")
     return input.clone() if input.dtype is _dt.bool_ else _sign(input)  # sign(bool) is itself in torch
 
 
