@@ -203,6 +203,12 @@ def double(self, memory_format=None): return to(self, _dt.float64)  # noqa: E704
 @tensor_method
 def half(self, memory_format=None): return to(self, _dt.float16)  # noqa: E704
 @tensor_method
+def bfloat16(self, memory_format=None): return to(self, _dt.bfloat16)  # noqa: E704
+@tensor_method
+def cfloat(self, memory_format=None): return to(self, _dt.complex64)  # noqa: E704
+@tensor_method
+def cdouble(self, memory_format=None): return to(self, _dt.complex128)  # noqa: E704
+@tensor_method
 def long(self, memory_format=None): return to(self, _dt.int64)  # noqa: E704
 @tensor_method
 def int(self, memory_format=None): return to(self, _dt.int32)  # noqa: E704,A001
