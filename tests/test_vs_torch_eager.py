@@ -106,10 +106,18 @@ def _on(L, fn, args, kwargs):
     return err if err is not None else res
 
 
-def compare(fn, *args, what=None, strict_dtype=True, rtol=None, atol=None, **kwargs):
+def compare_with(store):
+    """`compare` against the goldens of another test module's store (tests/test_vs_torch_<area>.py)."""
+    def compare_in(fn, *args, what=None, strict_dtype=True, rtol=None, atol=None, **kwargs):
+        return compare(fn, *args, what=what, strict_dtype=strict_dtype, rtol=rtol, atol=atol, store=store, **kwargs)
+    return compare_in
+
+
+def compare(fn, *args, what=None, strict_dtype=True, rtol=None, atol=None, store=None, **kwargs):
     """fn(lib, *args) on mindtorch (numpy array args become tensors): torch's recorded result or error type."""
-    golden = GOLDEN(lambda: _on(torch_lib(), fn, args, kwargs))
-    if GOLDEN.recording:
+    store = store or GOLDEN
+    golden = store(lambda: _on(torch_lib(), fn, args, kwargs))
+    if store.recording:
         return None
     mres, merr = run(fn, mt, [lib_value(mt, a) for a in args], {k: lib_value(mt, v) for k, v in kwargs.items()})
     what = what or getattr(fn, "__name__", "op")

@@ -6,9 +6,8 @@ Values, dtypes, shapes, indices (ties included), gradients, out= pairs and the e
 import numpy as np
 import pytest
 
-import mindtorch_v2 as mt
-from _goldens import GExc, Goldens, golden_fixtures, torch_lib
-from test_vs_torch_eager import DTYPES, _lenient, assert_same, lib_value, run, sample
+from _goldens import Goldens, golden_fixtures
+from test_vs_torch_eager import DTYPES, compare_with, lib_value, sample
 
 GOLDEN = Goldens("vs_torch_reductions")
 _golden_file, _golden_case = golden_fixtures(GOLDEN)
@@ -16,26 +15,7 @@ _golden_file, _golden_case = golden_fixtures(GOLDEN)
 NAN = float("nan")
 
 
-def _on(L, fn, args):
-    res, err = run(fn, L, [lib_value(L, a) for a in args], {})
-    return err if err is not None else res
-
-
-def compare(fn, *args, what="op", rtol=None, atol=None):
-    """fn(lib, *args) on mindtorch against torch's recorded result (or exception type and message)."""
-    golden = GOLDEN(lambda: _on(torch_lib(), fn, args))
-    if GOLDEN.recording:
-        return
-    mres, merr = run(fn, mt, [lib_value(mt, a) for a in args], {})
-    if isinstance(golden, GExc):
-        if _lenient(golden):
-            return
-        assert merr is not None, f"{what}: torch raised {golden} but mindtorch returned {mres!r}"
-        assert golden.matches(merr), f"{what}: torch raised {golden}; mindtorch raised {type(merr).__name__}({merr})"
-        return
-    if merr is not None:
-        raise AssertionError(f"{what}: torch returned but mindtorch raised {type(merr).__name__}: {merr}") from merr
-    assert_same(mres, golden, what, rtol=rtol, atol=atol)
+compare = compare_with(GOLDEN)
 
 
 def _tuple(r):

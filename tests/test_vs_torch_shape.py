@@ -7,36 +7,14 @@ import warnings
 import numpy as np
 import pytest
 
-import mindtorch_v2 as mt
-from _goldens import golden_fixtures, GExc, Goldens, torch_lib
-from test_vs_torch_eager import _lenient, assert_same, lib_value, run, sample
+from _goldens import Goldens, golden_fixtures
+from test_vs_torch_eager import compare_with, sample
 
 GOLDEN = Goldens("vs_torch_shape")
 _golden_file, _golden_case = golden_fixtures(GOLDEN)
 
 
-def _on(L, fn, args):
-    res, err = run(fn, L, [lib_value(L, a) for a in args], {})
-    return err if err is not None else res
-
-
-def compare(fn, *args, what=None, strict_dtype=True, rtol=None, atol=None):
-    """fn(lib, *args) on mindtorch (numpy array args become tensors) against torch's recorded result."""
-    golden = GOLDEN(lambda: _on(torch_lib(), fn, args))
-    if GOLDEN.recording:
-        return None
-    mres, merr = run(fn, mt, [lib_value(mt, a) for a in args], {})
-    what = what or "op"
-    if isinstance(golden, GExc):
-        if _lenient(golden):
-            return None
-        assert merr is not None, f"{what}: torch raised {golden} but mindtorch returned {mres!r}"
-        assert golden.matches(merr), f"{what}: torch raised {golden}; mindtorch raised {type(merr).__name__}({merr})"
-        return None
-    if merr is not None:
-        raise AssertionError(f"{what}: torch returned but mindtorch raised {type(merr).__name__}: {merr}") from merr
-    assert_same(mres, golden, what, strict_dtype, rtol, atol)
-    return mres
+compare = compare_with(GOLDEN)
 
 
 def _grad(fn):
