@@ -127,6 +127,7 @@ from .eager.linalg_ops import (  # noqa: F401,A004
 
 from . import autograd, npu  # noqa: E402,F401
 from . import fft, linalg, special  # noqa: E402,F401  (torch.fft, torch.linalg, torch.special)
+from .eager import return_types  # noqa: E402,F401  (torch.return_types)
 from . import optim  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import utils  # noqa: E402,F401

@@ -3,7 +3,6 @@
 through the bind hook, so each primitive they bind is recorded for autograd.
 """
 import builtins
-import collections
 import math
 
 import numpy as np
@@ -12,6 +11,7 @@ from .. import core
 from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
 from .tensor import Size, Tensor, _dim
+from . import return_types
 from .declare import tensor_method, torch_op, write_out
 from .inplace import check_scalar_fits
 
@@ -31,11 +31,6 @@ __all__ = [
     "promote_types", "can_cast",
 ]
 
-values_indices = collections.namedtuple("values_indices", ["values", "indices"])
-torch_return_types_max = type("max", (values_indices,), {"__slots__": ()})
-torch_return_types_min = type("min", (values_indices,), {"__slots__": ()})
-torch_return_types_sort = type("sort", (values_indices,), {"__slots__": ()})
-torch_return_types_topk = type("topk", (values_indices,), {"__slots__": ()})
 
 
 def _w(x):
@@ -524,8 +519,8 @@ def _extremum(name, core_reduce, core_arg, core_pair, rtype):
     return op
 
 
-max = torch_op(_extremum('max', core.max, core.argmax, core.maximum, torch_return_types_max), name="max")  # noqa: A001
-min = torch_op(_extremum('min', core.min, core.argmin, core.minimum, torch_return_types_min), name="min")  # noqa: A001
+max = torch_op(_extremum('max', core.max, core.argmax, core.maximum, return_types.max), name="max")  # noqa: A001
+min = torch_op(_extremum('min', core.min, core.argmin, core.minimum, return_types.min), name="min")  # noqa: A001
 
 
 @torch_op(out=True)
@@ -638,7 +633,7 @@ def count_nonzero(input, dim=None):
 def sort(input, dim=-1, descending=False, stable=False):
     x = _t(input)
     values, idx = core.sort(x, _dim(dim, x.ndim) if x.ndim else 0, descending)
-    return torch_return_types_sort(_w(values), _w(idx))
+    return return_types.sort(_w(values), _w(idx))
 
 
 @torch_op
@@ -655,9 +650,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     if x.dtype is _dt.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if x.ndim == 0:  # one element along dim 0; torch gives it back for k = 0 too
-        return torch_return_types_topk(x.clone(), _w(core.zeros((), dtype=_dt.int64, device=x.device)))
+        return return_types.topk(x.clone(), _w(core.zeros((), dtype=_dt.int64, device=x.device)))
     values, idx = core.topk(x, k, d, largest)
-    return torch_return_types_topk(_w(values), _w(idx))
+    return return_types.topk(_w(values), _w(idx))
 
 
 def _bounds_as_runtime_error(fn, *args):

@@ -6,13 +6,13 @@ Ops returning (values, indices) return torch.return_types-like named tuples and 
 of tensors, written as torch does (resized on a shape mismatch). torch's dtype refusals and messages
 are checked here, before the core runs.
 """
-import collections
 import math
 
 from .. import core
 from ..core import dtypes as _dt
 from .declare import torch_op, write_out
-from .ops import _t, _w, mean, std, var
+from . import return_types
+from .ops import _axis, _t, _w, mean, std, var
 from .tensor import Tensor, UnsupportedDTypeError, _dim
 
 __all__ = [
@@ -21,23 +21,9 @@ __all__ = [
 ]
 
 
-def _return_type(name, fields=("values", "indices")):
-    """A torch.return_types.<name> look-alike: a named tuple printed as torch prints it."""
-    base = collections.namedtuple(name, fields)
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-        return f"torch.return_types.{name}(\n{body})"
-    return type(name, (base,), {"__slots__": (), "__module__": "torch.return_types", "__repr__": __repr__})
-
-
-_cummax_t = _return_type("cummax")
-_cummin_t = _return_type("cummin")
-_median_t = _return_type("median")
-_nanmedian_t = _return_type("nanmedian")
-_kthvalue_t = _return_type("kthvalue")
-_mode_t = _return_type("mode")
-_aminmax_t = _return_type("aminmax", ("min", "max"))
+_cummax_t, _cummin_t = return_types.cummax, return_types.cummin
+_median_t, _nanmedian_t = return_types.median, return_types.nanmedian
+_kthvalue_t, _mode_t, _aminmax_t = return_types.kthvalue, return_types.mode, return_types.aminmax
 
 _FLOAT = _dt.FLOAT
 
@@ -98,28 +84,13 @@ def logcumsumexp(input, dim):
 # nan-ignoring reductions
 
 
-def _dims(dim, ndim):
-    """torch dims -> core axes (None, () and [] mean all)."""
-    if dim is None:
-        return None
-    if isinstance(dim, (tuple, list)):
-        if not dim:
-            return None
-        axes = tuple(_dim(d, ndim) for d in dim)
-        for i, a in enumerate(axes):
-            if a in axes[:i]:
-                raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
-        return axes
-    return _dim(dim, ndim)
-
-
 @torch_op(out=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     x = _t(input)
     if dtype is not None:
         dtype = _dt.canonicalize(dtype)
         x = _w(core.cast(x, dtype))
-    return _w(core.nansum(x, _dims(dim, x.ndim), bool(keepdim), dtype))
+    return _w(core.nansum(x, _axis(dim, x.ndim), bool(keepdim), dtype))
 
 
 @torch_op(out=True)
@@ -130,7 +101,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
                            f"{x.dtype.scalar_name}")
     if dtype is not None:
         x = _w(core.cast(x, _dt.canonicalize(dtype)))
-    return _w(core.nanmean(x, _dims(dim, x.ndim), bool(keepdim)))
+    return _w(core.nanmean(x, _axis(dim, x.ndim), bool(keepdim)))
 
 
 # ---------------------------------------------------------------------------
