@@ -177,9 +177,7 @@ def test_first_derivatives_match_closed_forms(name):
 @pytest.mark.parametrize("name", sorted(DERIVATIVES))
 def test_second_derivatives_match_central_differences(name):
     fn, d, (lo, hi) = DERIVATIVES[name]
-    # away from 0: i0e / i1e have a kink there (e^-|x|), and spherical_bessel_j0's value at 0 is a masked
-    # constant (first derivative right, second 0 instead of -1/3; torch has none at all)
-    x = np.linspace(lo, hi, 8)[1:-1]
+    x = np.linspace(lo, hi, 8)[1:-1]  # not 0: i0e / i1e have a kink there (e^-|x|)
     h = 1e-5
     g2 = core.vmap(core.grad(core.grad(fn)))(arr(x))
     np.testing.assert_allclose(np_of(g2), (d(x + h) - d(x - h)) / (2 * h), rtol=1e-5, atol=1e-6, err_msg=name)
@@ -204,8 +202,17 @@ def test_incomplete_gamma_and_zeta_derivatives_in_their_second_argument():
     np.testing.assert_allclose(np_of(g), -3.0 * sc.zeta(4.0, x), rtol=1e-10)
 
 
+def test_sinc_derivatives_at_zero_are_the_series_ones():
+    g = core.grad
+    np.testing.assert_allclose(np_of(g(g(core.sinc))(arr(0.0))), -math.pi ** 2 / 3, rtol=1e-12)
+    np.testing.assert_allclose(np_of(g(g(SP.spherical_bessel_j0))(arr(0.0))), -1 / 3, rtol=1e-12)
+    np.testing.assert_allclose(np_of(g(g(g(g(SP.spherical_bessel_j0))))(arr(0.0))), 1 / 5, rtol=1e-12)
+    assert np_of(g(core.sinc)(arr(0.0))) == 0.0
+
+
 def test_xlogy_gradients_at_zero():
-    gx, gy = core.grad(lambda x, y: core.sum(SP.xlogy(x, y)), argnums=(0, 1))(arr([0.0, 0.0, 2.0]), arr([0.5, 0.0, 3.0]))
+    gx, gy = core.grad(lambda x, y: core.sum(SP.xlogy(x, y)), argnums=(0, 1))(arr([0.0, 0.0, 2.0]),
+                                                                              arr([0.5, 0.0, 3.0]))
     np.testing.assert_allclose(np_of(gx), [math.log(0.5), 0.0, math.log(3.0)])
     np.testing.assert_allclose(np_of(gy), [0.0, 0.0, 2.0 / 3.0])
 

@@ -10,39 +10,14 @@ import numpy as np
 import pytest
 
 import mindtorch_v2 as mt
-from _goldens import GExc, Goldens, GTensor, golden_fixtures, torch_lib
-from test_vs_torch_eager import _grad_trace, _lenient, assert_same, dtype_name, lib_value, run
+from _goldens import Goldens, golden_fixtures, torch_lib
+from test_vs_torch_eager import _grad_trace, assert_same, compare_with
 
 GOLDEN = Goldens("vs_torch_math")
 _golden_file, _golden_case = golden_fixtures(GOLDEN)
 
 
-def _on(L, fn, args):
-    res, err = run(fn, L, [lib_value(L, a) for a in args], {})
-    return err if err is not None else res
-
-
-def compare(fn, *args, what="op", rtol=None, atol=None):
-    """fn(L, *args) on mindtorch against torch's recorded result or exception type."""
-    golden = GOLDEN(lambda: _on(torch_lib(), fn, args))
-    if GOLDEN.recording:
-        return
-    mres, merr = run(fn, mt, [lib_value(mt, a) for a in args], {})
-    if isinstance(golden, GExc):
-        if _lenient(golden):
-            return
-        assert merr is not None, f"{what}: torch raised {golden} but mindtorch returned {mres!r}"
-        assert golden.matches(merr), f"{what}: torch raised {golden}; mindtorch raised {type(merr).__name__}({merr})"
-        return
-    if merr is not None:
-        raise AssertionError(f"{what}: torch returned {golden!r} but mindtorch raised {type(merr).__name__}: {merr}") \
-            from merr
-    if isinstance(golden, GTensor) and golden.data.dtype.kind == "c":  # assert_same compares complex exactly
-        assert isinstance(mres, mt.Tensor) and dtype_name(mres.dtype) == golden.dtype, f"{what}: {mres!r} vs {golden}"
-        np.testing.assert_allclose(mres.detach().numpy(), golden.data, rtol=rtol or 1e-6, atol=atol or 1e-6,
-                                   equal_nan=True, err_msg=what)
-        return
-    assert_same(mres, golden, what, True, rtol, atol)
+compare = compare_with(GOLDEN)
 
 
 def grads(fn, *arrays, second_order=True, seed=0, rtol=None, atol=None):

@@ -6,13 +6,6 @@ PyTorch's dtype rules that the core does not share are checked here: float-only 
 (logaddexp, hypot, nextafter, frac) refuse integers, integer kernels (gcd, shifts) refuse bool and
 floats, with torch's NotImplementedError ("... not implemented for 'Long'").
 """
-# COORDINATION NOTE (temporary; delete before the last commit): two helpers hold brief a_elementary in this
-# tree at once. Split so far, by who wrote what: core/ops/elementary.py and core/ops/special.py (the other
-# helper); eager/math_ops.py and mindtorch_v2/special.py (this note's writer). Proposed rest: the core side's
-# tests (properties/samples/elementary.py, properties/samples/special.py, tests/test_core_elementary.py) to the
-# core's writer; tests/test_vs_torch_math.py + goldens and tests/test_special.py to this note's writer. Change
-# the other's files only with small targeted patches (no whole-file rewrites), and commit only your own.
-
 from .. import core
 from ..core import dtypes as _dt
 from .declare import tensor_method, torch_op

@@ -20,7 +20,8 @@ def domain(spec, shape, dtype=np.float64):
 
 
 def complex_values(shape, lo, hi, dtype=np.complex128):
-    return st.tuples(floats(shape, lo, hi), floats(shape, lo, hi)).map(lambda p: (p[0] + 1j * p[1]).astype(dtype))
+    return st.tuples(floats(shape, lo, hi), floats(shape, lo, hi)).map(
+        lambda p: np.asarray(p[0] + 1j * p[1]).astype(dtype))  # asarray: a 0-d draw is a numpy scalar
 
 
 def unary_float(spec, complex_ok=False):

@@ -19,7 +19,7 @@ from . import _family
 from ._family import binary, broadcast_shapes, elementwise_rule, promote, same_dtype, unary
 from .complex import complex as complex_
 from .composite import trunc
-from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, imag, log1p, logical_or, maximum, mul, ne, neg, pow,
+from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, imag, log1p, logical_or, mul, ne, neg, pow,
                           real, reciprocal, rsqrt, sign, sin, sub, where)
 
 __all__ = [
@@ -209,8 +209,19 @@ def _at_zero(x, value, fn):
     return where(zero, value, fn(where(zero, 1.0, x)))
 
 
-def _i1_d(x):
-    return _at_zero(x, 0.5, lambda x: sub(i0(x), div(i1(x), x)))
+def series_near_zero(x, coeffs, fn, radius=1e-4):
+    """fn(x), or the even series sum_k coeffs[k] x^(2k) where |x| < radius (fn never sees those points): for
+    derivatives like I1' = I0 - I1/x, whose two terms cancel near 0 and whose own derivatives blow up there."""
+    near = gt(radius, abs(x))
+    x2 = mul(x, x)
+    series = coeffs[-1]
+    for c in reversed(coeffs[:-1]):
+        series = add(c, mul(x2, series))
+    return where(near, series, fn(where(near, 1.0, x)))
+
+
+def _i1_d(x):  # I1'(x) = 1/2 + 3x^2/16 + 5x^4/384 + ...
+    return series_near_zero(x, (0.5, 3 / 16, 5 / 384), lambda s: sub(i0(s), div(i1(s), s)))
 
 
 def _i1e_d(x, out):
@@ -329,9 +340,11 @@ def ldexp(x, e):
 
 
 def sinc(x):
-    """sin(pi x) / (pi x), 1 at 0 (the normalized sinc of torch and NumPy)."""
+    """sin(pi x) / (pi x), 1 at 0 (the normalized sinc of torch and NumPy). Near 0 its series, so that every
+    derivative is right there too (torch's second derivative at 0 is nan)."""
     x = _float(x)
-    return _at_zero(x, 1.0, lambda s: div(sin(mul(s, math.pi)), mul(s, math.pi)))
+    pi2 = math.pi ** 2
+    return series_near_zero(x, (1.0, -pi2 / 6, pi2 * pi2 / 120), lambda s: div(sin(mul(s, math.pi)), mul(s, math.pi)))
 
 
 def deg2rad(x):

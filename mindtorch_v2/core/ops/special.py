@@ -21,7 +21,7 @@ from ..primitive import Primitive
 from . import _family
 from ._family import binary, broadcast_shapes, elementwise_rule, promote, same_dtype, unary, unary_rule
 from .composite import log_softmax, logsumexp, softmax
-from .elementary import _at_zero, _float, _quiet, _xo_unary, i0, i0e, i1, i1e, isnan, sinc
+from .elementary import _float, _quiet, _xo_unary, i0, i0e, i1, i1e, isnan, series_near_zero, sinc
 from .elementwise import (abs, add, cast, div, eq, erf, exp, gt, log, log1p, logical_and, logical_not, lt, mul, ne, neg,
                           reciprocal, sigmoid, sin, sub, where)
 
@@ -170,13 +170,10 @@ gammaincc = _fn2(gammaincc_p)
 # Bessel functions (first and second kind, modified second kind), Airy Ai
 
 
-def _over_x_term(a, b):
-    """a(x) - b(x)/x, with its limit 1/2 at 0 (for J1' = J0 - J1/x)."""
-    return lambda x: _at_zero(x, 0.5, lambda s: sub(a(s), div(b(s), s)))
-
-
 j0_p = unary("j0", _quiet(_sc.j0), kind="real", d_x=lambda x: neg(j1(x)))
-j1_p = unary("j1", _quiet(_sc.j1), kind="real", d_x=_over_x_term(lambda x: j0(x), lambda x: j1(x)))
+# J1'(x) = J0 - J1/x = 1/2 - 3x^2/16 + 5x^4/384 - ... (the series near 0, where the difference cancels)
+j1_p = unary("j1", _quiet(_sc.j1), kind="real",
+             d_x=lambda x: series_near_zero(x, (0.5, -3 / 16, 5 / 384), lambda s: sub(j0(s), div(j1(s), s))))
 y0_p = unary("y0", _quiet(_sc.y0), kind="real", d_x=lambda x: neg(y1(x)))
 y1_p = unary("y1", _quiet(_sc.y1), kind="real", d_x=lambda x: sub(y0(x), div(y1(x), x)))
 k0_p = unary("k0", _quiet(_sc.k0), kind="real", d_x=lambda x: neg(k1(x)))
@@ -191,10 +188,11 @@ airy_ai = _fn(airy_ai_p)
 
 
 def spherical_bessel_j0(x):
-    """sin(x) / x, 1 at 0."""
+    """sin(x) / x: its series near 0 (every derivative right there), 0 at +-inf as in PyTorch (sin(inf) is nan)."""
     x = _float(x)
-    infinite = eq(abs(x), math.inf)  # 0 there, as in PyTorch (sin(inf) is nan)
-    return where(infinite, 0.0, _at_zero(where(infinite, 1.0, x), 1.0, lambda s: div(sin(s), s)))
+    infinite = eq(abs(x), math.inf)
+    return where(infinite, 0.0, series_near_zero(where(infinite, 1.0, x), (1.0, -1 / 6, 1 / 120),
+                                                 lambda s: div(sin(s), s)))
 
 
 # ---------------------------------------------------------------------------
