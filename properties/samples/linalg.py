@@ -1,7 +1,9 @@
 """Samples for the linalg family: matmul on (..., n, k) @ (..., k, m) with broadcast batch dims; the
 decompositions on well-conditioned batches built from a seed (symmetric positive-definite for cholesky,
-well separated eigenvalues/singular values for eigh and svd: their derivatives are ill-conditioned near
-ties, which the behaviour tests cover)."""
+well separated eigenvalues/singular values for eigh, eig and svd: their derivatives are ill-conditioned near
+ties, which the behaviour tests cover). About a third of the float64 samples are complex128 (unitary factors,
+Hermitian matrices for cholesky/eigh); the eigenvector and singular vector outputs are in a fixed phase
+gauge, so random cotangents are fair."""
 import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
@@ -35,9 +37,21 @@ def _batch(draw):
     return tuple(draw(st.lists(st.integers(1, 2), max_size=2), label="batch"))
 
 
-def _orthogonal(rng, batch, n):
-    q, r = np.linalg.qr(rng.standard_normal(batch + (n, n)))
-    return q * np.sign(np.diagonal(r, axis1=-2, axis2=-1))[..., None, :]
+def _orthogonal(rng, batch, n, complex_=False):
+    x = rng.standard_normal(batch + (n, n))
+    if complex_:
+        x = x + 1j * rng.standard_normal(batch + (n, n))
+    q, r = np.linalg.qr(x)
+    d = np.diagonal(r, axis1=-2, axis2=-1)
+    return q * (d / np.abs(d))[..., None, :]
+
+
+def _H(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _complex(draw):
+    return draw(st.integers(0, 2), label="complex") == 2
 
 
 def _separated(rng, batch, n, low):
@@ -45,32 +59,48 @@ def _separated(rng, batch, n, low):
     return low + np.cumsum(0.5 + rng.random(batch + (n,)), -1)
 
 
-def _conditioned(rng, batch, m, n):
+def _conditioned(rng, batch, m, n, complex_=False):
     """A random m x n matrix with singular values in [1, 3]: far from rank-deficient."""
     k = min(m, n)
-    u = _orthogonal(rng, batch, m)[..., :k]
-    v = _orthogonal(rng, batch, n)[..., :k]
+    u = _orthogonal(rng, batch, m, complex_)[..., :k]
+    v = _orthogonal(rng, batch, n, complex_)[..., :k]
     s = 1.0 + 2.0 * rng.random(batch + (k,))
-    return (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
+    return (u * s[..., None, :]) @ _H(v)
+
+
+def _eig_matrix(rng, batch, n, complex_):
+    """S diag(L) S^{-1} with eigenvalues at least 0.5 apart and S well-conditioned; real: a 2 x 2 rotation
+    block gives a complex pair when n >= 2."""
+    s = _conditioned(rng, batch, n, n, complex_)
+    lam = _separated(rng, batch, n, -2.0)
+    if complex_:
+        d = np.vectorize(np.diag, signature="(n)->(n,n)")(lam + 1j * rng.standard_normal(lam.shape))
+    else:
+        d = np.vectorize(np.diag, signature="(n)->(n,n)")(lam)
+        if n >= 2:
+            d[..., 0, 1], d[..., 1, 0] = 1.0, -1.0  # eigenvalues lam_0 +- i (lam_0 == lam_1 is fine: 0.5 apart)
+            d[..., 1, 1] = d[..., 0, 0]
+    return s @ d @ np.linalg.inv(s)
 
 
 @st.composite
 def _square(draw, kind="general", max_n=4):
     rng, batch, n = _rng(draw), _batch(draw), draw(st.integers(1, max_n), label="n")
-    if kind == "spd":
-        q = _orthogonal(rng, batch, n)
-        a = (q * _separated(rng, batch, n, 0.5)[..., None, :]) @ np.swapaxes(q, -1, -2)
-        a = a + 0.05 * rng.standard_normal(a.shape)  # not symmetric: the primitive reads the symmetric part
-    elif kind == "sym":
-        q = _orthogonal(rng, batch, n)
-        a = (q * _separated(rng, batch, n, -2.0)[..., None, :]) @ np.swapaxes(q, -1, -2)
-        a = a + 0.05 * rng.standard_normal(a.shape)
+    c = _complex(draw)
+    if kind in ("spd", "sym"):
+        q = _orthogonal(rng, batch, n, c)
+        a = (q * _separated(rng, batch, n, 0.5 if kind == "spd" else -2.0)[..., None, :]) @ _H(q)
+        a = a + 0.05 * rng.standard_normal(a.shape)  # not Hermitian: the primitive reads the Hermitian part
+    elif kind == "eig":
+        a = _eig_matrix(rng, batch, n, c)
     elif kind == "small":
         a = 0.5 * rng.standard_normal(batch + (n, n))
+        if c:
+            a = a + 0.5j * rng.standard_normal(a.shape)
     else:
-        a = _conditioned(rng, batch, n, n)
-    if draw(st.booleans(), label="float32") and kind != "small":
-        return Sample((a.astype(np.float32),))
+        a = _conditioned(rng, batch, n, n, c)
+    if draw(st.booleans(), label="single") and kind != "small":
+        return Sample((a.astype(np.complex64 if c else np.float32),))
     return Sample((a,), diff=(0,))
 
 
@@ -80,25 +110,27 @@ register(core.linalg.inv_p, _square())
 register(core.linalg.det_p, _square())
 register(core.linalg.slogdet_p, _square())
 register(core.linalg.expm_p, _square("small"))
+register(core.linalg.eig_p, _square("eig"))
 
 
 @st.composite
 def _rect(draw, prim):
     rng, batch = _rng(draw), _batch(draw)
     m, n = draw(st.integers(1, 4), label="m"), draw(st.integers(1, 4), label="n")
+    c = _complex(draw)
     if prim == "svd":
         k = min(m, n)
-        u = _orthogonal(rng, batch, m)[..., :k]
-        v = _orthogonal(rng, batch, n)[..., :k]
+        u = _orthogonal(rng, batch, m, c)[..., :k]
+        v = _orthogonal(rng, batch, n, c)[..., :k]
         s = _separated(rng, batch, k, 0.5)[..., ::-1]
-        a = (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
+        a = (u * s[..., None, :]) @ _H(v)
         # full_matrices: the extra columns of U (rows of Vh) are not functions of A; only square then
         params = {"full_matrices": m == n and draw(st.booleans(), label="full_matrices")}
     elif prim == "qr":
-        a = _conditioned(rng, batch, m, n)
+        a = _conditioned(rng, batch, m, n, c)
         params = {"complete": m <= n and draw(st.booleans(), label="complete")}
     else:
-        a = _conditioned(rng, batch, m, n)
+        a = _conditioned(rng, batch, m, n, c)
         params = {}
     return Sample((a,), params, diff=(0,))
 
@@ -113,8 +145,9 @@ def _solve(draw, triangular):
     rng = _rng(draw)
     ba, bb = draw(broadcast_shapes(2, max_dims=2, max_side=2))
     n, k = draw(st.integers(1, 3), label="n"), draw(st.integers(1, 3), label="k")
-    a = _conditioned(rng, ba, n, n)
-    b = rng.standard_normal(bb + (n, k))
+    c = _complex(draw)
+    a = _conditioned(rng, ba, n, n, c)
+    b = rng.standard_normal(bb + (n, k)) + (1j * rng.standard_normal(bb + (n, k)) if c else 0)
     if triangular:
         lower, unit = draw(st.booleans(), label="lower"), draw(st.booleans(), label="unit_diagonal")
         a = a + 3.0 * np.eye(n)  # the triangle alone is well-conditioned too
