@@ -1,7 +1,7 @@
 """Samples for the elementary family (core/ops/elementary.py): float64 inside each op's domain and away
 from its kinks (arccosh: x > 1; arctan2 / hypot: away from the origin; the scaled Bessel I: away from 0,
-where sign(x) jumps); complex128 / complex64 samples for the holomorphic ones (meta rule and lowering; their
-complex derivatives are checked in tests/test_core_elementary.py); integer samples for gcd, lcm and the
+where sign(x) jumps); complex128 samples near the real domain for the holomorphic ones (derivatives checked
+too), complex64 for the lowering; integer samples for gcd, lcm and the
 shifts, with shift amounts outside [0, bits) (torch defines those: 0 or the sign fill)."""
 import numpy as np
 from hypothesis import strategies as st
@@ -10,7 +10,8 @@ from hypothesis.extra import numpy as hnp
 from mindtorch_v2 import core
 
 from . import Sample, register
-from .elementwise import ALL_DTYPES, INT_DTYPES, any_array, broadcast_shapes, floats, ints, magnitudes, shapes
+from .elementwise import (ALL_DTYPES, INT_DTYPES, any_array, broadcast_shapes, complexify, floats, ints, magnitudes,
+                          shapes)
 
 
 def domain(spec, shape, dtype=np.float64):
@@ -25,7 +26,8 @@ def complex_values(shape, lo, hi, dtype=np.complex128):
 
 
 def unary_float(spec, complex_ok=False):
-    """float64 samples in `spec` (differentiable); now and then float32/16, or complex (lowering only)."""
+    """float64 samples in `spec` (differentiable); now and then float32/16 or complex64 (lowering only), or
+    complex128 near `spec` (differentiable)."""
     @st.composite
     def strategy(draw):
         shape = draw(shapes(min_side=0))
@@ -34,8 +36,10 @@ def unary_float(spec, complex_ok=False):
             dtype = draw(st.sampled_from((np.float32, np.float16)))
             return Sample((draw(domain(spec, shape, dtype)),))
         if k == 4 and complex_ok:
-            dtype = draw(st.sampled_from((np.complex128, np.complex64)))
-            return Sample((draw(complex_values(shape, -0.8, 0.8, dtype)),))
+            if draw(st.booleans()):  # complex64: lowering only
+                return Sample((draw(complex_values(shape, -0.8, 0.8, np.complex64)),))
+            # complex128 near the real domain (away from the branch cuts): the holomorphic rule, JAX's convention
+            return Sample((draw(complexify(domain(spec, shape), -0.4, 0.4)),), diff=(0,))
         return Sample((draw(domain(spec, shape)),), diff=(0,))
     return strategy()
 
