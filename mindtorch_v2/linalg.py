@@ -9,16 +9,16 @@ import math
 from . import core
 from .eager.declare import torch_op
 from .eager.linalg_ops import (LinAlgError, check_float, check_matrix, check_same_dtype, check_square,
-                               cholesky_factor, cholesky_message, det, inv_message, linalg_cholesky_ex,
-                               linalg_cross, linalg_eigh, linalg_inv_ex, linalg_lstsq, linalg_lu,
+                               cholesky_factor, cholesky_message, det, eig_phase_checked, inv_message,
+                               linalg_cholesky_ex, linalg_cross, linalg_eig, linalg_eigh, linalg_inv_ex, linalg_lstsq, linalg_lu,
                                linalg_lu_factor, linalg_qr, linalg_slogdet, linalg_solve_ex, linalg_svd,
-                               matrix_exp, raise_from_info, solve_message, tensordot)
+                               matrix_exp, raise_from_info, solve_message, svd_phase_checked, tensordot)
 from .eager.ops import _t, _w, matmul
 from .eager.tensor import _dim
 
 __all__ = [
     "LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular",
-    "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "det", "slogdet", "lstsq", "pinv",
+    "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "det", "slogdet", "lstsq", "pinv",
     "matrix_power", "matrix_rank", "matrix_exp", "cross", "multi_dot", "vecdot", "lu_factor", "lu_factor_ex",
     "lu_solve", "lu", "diagonal", "matmul", "matrix_transpose", "tensordot", "outer", "trace",
 ]
@@ -116,7 +116,9 @@ def qr(A, mode="reduced", *, out=None):
 @torch_op(method=False)
 def svd(A, full_matrices=True, *, driver=None, out=None):
     A = check_matrix("linalg.svd", A)
-    return linalg_svd(*_w(_L.svd(A, full_matrices)))
+    U, S, Vh = _w(_L.svd(A, full_matrices))
+    U, Vh = svd_phase_checked(U, Vh)
+    return linalg_svd(U, S, Vh)
 
 
 @torch_op(method=False, out=True)
@@ -134,13 +136,36 @@ def _uplo(UPLO):
 @torch_op(method=False)
 def eigh(A, UPLO="L", *, out=None):
     A = check_square("linalg.eigh", A)
-    return linalg_eigh(*_w(_L.eigh(A, _uplo(UPLO))))
+    w, V = _w(_L.eigh(A, _uplo(UPLO)))
+    return linalg_eigh(w, eig_phase_checked(V, "linalg_eigh_backward"))
 
 
 @torch_op(method=False, out=True)
 def eigvalsh(A, UPLO="L"):
     A = check_square("linalg.eigvalsh", A)
     return _w(_L.eigvalsh(A, _uplo(UPLO)))
+
+
+def _eig_input(name, A):
+    A = check_square(name, A)
+    if not bool(core.all(core.isfinite(A))):
+        raise RuntimeError(f"torch.{name}: input tensor should not contain infs or NaNs.")
+    return A
+
+
+@torch_op(method=False)
+def eig(A, *, out=None):
+    """(eigenvalues, eigenvectors), complex; unit eigenvectors with their largest component real positive."""
+    A = _eig_input("linalg.eig", A)
+    L, V = _w(_L.eig(A))
+    return linalg_eig(L, eig_phase_checked(V, "linalg_eig_backward"))
+
+
+@torch_op(method=False, out=True)
+def eigvals(A):
+    """The eigenvalues, complex (nan for a matrix with infs or nans, where eig raises)."""
+    A = check_square("linalg.eigvals", A)
+    return _w(_L.eigvals(A))
 
 
 @torch_op(method=False)

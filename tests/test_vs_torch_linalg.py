@@ -81,6 +81,20 @@ def sym(*shape, seed=0):
     return a + np.swapaxes(a, -1, -2)
 
 
+def cmat(*shape, seed=0, cond=True):
+    return mat(*shape, seed=seed, cond=cond) + 1j * mat(*shape, seed=seed + 10, cond=False)
+
+
+def hpd(*shape, seed=0):
+    a = cmat(*shape, seed=seed, cond=False)
+    return a @ np.conj(np.swapaxes(a, -1, -2)) + shape[-1] * np.eye(shape[-1])
+
+
+def herm(*shape, seed=0):
+    a = cmat(*shape, seed=seed, cond=False)
+    return a + np.conj(np.swapaxes(a, -1, -2))
+
+
 # ---------------------------------------------------------------------------
 # values
 
@@ -171,6 +185,46 @@ VALUE_CASES = {
                 mat(2, 3, 2), mat(2, 3, 4, seed=1), mat(2, 4, 2, seed=2)),
     "addmv_addr": (lambda L, c, m, v: (L.addmv(c, m, v, beta=2), L.addr(m, c, v, alpha=0.5), m.addr(c, v)),
                    mat(3), mat(3, 4, seed=1), mat(4, seed=2)),
+    # eig: eigenvalues in LAPACK's order; eigenvectors compared through |V| (their phases are a gauge)
+    "eig_real": (lambda L, a: (lambda w, v: (w, v.abs()))(*L.linalg.eig(a)), mat(2, 3, 3, cond=False)),
+    "eig_real_spectrum": (lambda L, a: (lambda w, v: (w, v.abs()))(*L.linalg.eig(a)), np.diag([1.0, 2.0, 3.0])),
+    "eig_complex": (lambda L, a: (lambda w, v: (w, v.abs(), (v @ L.diag_embed(w) - a @ v).abs().max() < 1e-10))(
+        *L.linalg.eig(a)), cmat(2, 3, 3)),
+    "eigvals": (lambda L, a: (L.linalg.eigvals(a), L.linalg.eigvals(a.to(L.float32)).dtype == L.complex64),
+                mat(3, 3, cond=False)),
+    "eigvals_complex": (lambda L, a: L.linalg.eigvals(a), cmat(4, 4, cond=False)),
+    "eigvals_inf": (lambda L, a: L.linalg.eigvals(a), np.array([[np.inf, 0.0], [0.0, 1.0]])),
+    "eig_empty": (lambda L, a: tuple(t.shape for t in L.linalg.eig(a)), np.zeros((2, 0, 0))),
+    # complex inputs
+    "inv_complex": (lambda L, a: (L.linalg.inv(a), L.inverse(a)), cmat(2, 3, 3)),
+    "det_complex": (lambda L, a: (L.linalg.det(a), tuple(L.linalg.slogdet(a)), L.logdet(a)), cmat(2, 3, 3)),
+    "solve_complex": (lambda L, a, b: (L.linalg.solve(a, b), L.linalg.solve(a, b[..., 0], left=True)),
+                      cmat(3, 3), cmat(3, 2, seed=1)),
+    "solve_triangular_complex": (lambda L, a, b: (L.linalg.solve_triangular(a, b, upper=True),
+                                                  L.linalg.solve_triangular(a, b.mT, upper=False, left=False)),
+                                 cmat(3, 3), cmat(3, 2, seed=1)),
+    "cholesky_complex": (lambda L, a: (L.linalg.cholesky(a), L.linalg.cholesky(a, upper=True),
+                                       L.cholesky_inverse(L.linalg.cholesky(a))), hpd(2, 3, 3)),
+    "eigh_complex": (lambda L, a: (lambda w, v: (w, v.abs(), (v * w.unsqueeze(-2).to(v.dtype)) @ v.mT.conj()))(
+        *L.linalg.eigh(a)), herm(2, 3, 3)),
+    "eigvalsh_complex": (lambda L, a: (L.linalg.eigvalsh(a), L.linalg.eigvalsh(a, UPLO="U")), cmat(3, 3)),
+    "svd_complex": (lambda L, a: (lambda u, s, vh: (s, u.abs(), vh.abs(), (u * s.unsqueeze(-2).to(u.dtype)) @ vh))(
+        *L.linalg.svd(a, full_matrices=False)), cmat(2, 4, 3)),
+    "svd_top_complex": (lambda L, a: (lambda u, s, v: (s, (u * s.to(u.dtype)) @ v.mT.conj()))(*L.svd(a)), cmat(3, 4)),
+    "qr_complex": (lambda L, a: (tuple(L.linalg.qr(a)), tuple(L.linalg.qr(a.mT))), cmat(4, 3)),
+    "lu_complex": (lambda L, a: (tuple(L.linalg.lu(a)), tuple(L.linalg.lu_factor(a[:3])),
+                                 L.linalg.lu_solve(*L.linalg.lu_factor(a[:3]), a[:3, :2], adjoint=True)),
+                   cmat(4, 3, cond=False)),
+    "matrix_exp_complex": (lambda L, a: L.linalg.matrix_exp(a), 0.5 * cmat(3, 3, cond=False)),
+    "pinv_complex": (lambda L, a, h: (L.linalg.pinv(a), L.linalg.pinv(h, hermitian=True), L.linalg.matrix_rank(a)),
+                     cmat(4, 3), herm(3, 3)),
+    "lstsq_complex": (lambda L, a, b: L.linalg.lstsq(a, b).solution, cmat(5, 3, seed=2), cmat(5, 2, seed=3)),
+    "norms_complex": (lambda L, x: tuple(L.linalg.vector_norm(x, o) for o in (2, 1, 0, 3, float("inf"))) +
+                      tuple(L.linalg.matrix_norm(x, o) for o in ("fro", "nuc", 1, 2, -2, float("inf"))) +
+                      (L.linalg.norm(x),), cmat(3, 4)),
+    "products_complex": (lambda L, a, b: (L.linalg.multi_dot([a, b, a]), L.linalg.vecdot(a, b.mT),
+                                          L.linalg.matrix_power(a[:, :3], 3), L.linalg.cross(a[:, :3], b.mT[:, :3])),
+                         cmat(3, 4), cmat(4, 3, seed=1)),
 }
 
 
@@ -214,6 +268,14 @@ ERROR_CASES = {
     "matrix_norm_ord": (lambda L, a: L.linalg.matrix_norm(a, 3), np.ones((2, 2))),
     "matrix_power_not_square": (lambda L, a: L.linalg.matrix_power(a, 2), np.ones((2, 3))),
     "qr_mode": (lambda L, a: L.linalg.qr(a, mode="full"), np.ones((2, 2))),
+    "eig_not_square": (lambda L, a: L.linalg.eig(a), np.ones((2, 3))),
+    "eig_nan": (lambda L, a: L.linalg.eig(a), np.array([[np.nan, 0.0], [0.0, 1.0]])),
+    "eig_phase_dependent_loss": (lambda L, a: L.linalg.eig(a.requires_grad_())[1].real.sum().backward(),
+                                 mat(3, 3, seed=1, cond=False)),
+    "eigh_phase_dependent_loss": (lambda L, a: L.linalg.eigh(a.requires_grad_())[1].real.sum().backward(),
+                                  herm(3, 3)),
+    "svd_phase_dependent_loss": (lambda L, a: L.linalg.svd(a.requires_grad_())[0].real.sum().backward(),
+                                 cmat(3, 3)),
 }
 
 
@@ -288,6 +350,43 @@ GRAD_CASES = {
     "vector_norm_at_zero": (lambda L, a: L.linalg.vector_norm(a), np.zeros(3)),
     "cross_kron_vdot": (lambda L, a: (L.linalg.cross(a, a.flip(0)) ** 2).sum() + L.kron(a, a).sum() + L.vdot(a, a),
                         mat(3)),
+    # eig: losses of the eigenvalues and of |V| (gauge-invariant), real input (complex outputs) and complex input
+    "eigvals_real": (lambda L, a: (L.linalg.eigvals(a).abs() ** 2 * L.from_numpy(np.arange(1.0, 4.0))).sum(),
+                     mat(3, 3, seed=1, cond=False)),
+    "eig_real_abs_vectors": (lambda L, a: (lambda w, v: (v.abs() * L.from_numpy(_w((3, 3)))).sum() + w.real.sum() +
+                                           (w.imag ** 2).sum())(*L.linalg.eig(a)), mat(3, 3, seed=1, cond=False)),
+    "eig_complex": (lambda L, a: (lambda w, v: (v.abs() * L.from_numpy(_w((2, 3, 3)))).sum() + (w * w).real.sum())(
+        *L.linalg.eig(a)), cmat(2, 3, 3)),
+    "eig_repeated_eigenvalues_only": (lambda L, a: L.linalg.eigvals(a).real.sum(), np.eye(3)),
+    # complex inputs, real losses
+    "inv_complex": (lambda L, a: (L.linalg.inv(a) * L.from_numpy(_w((3, 3)))).abs().sum(), cmat(3, 3)),
+    "det_slogdet_complex": (lambda L, a: L.linalg.det(a).abs() + L.linalg.slogdet(a).logabsdet * 2 +
+                            L.linalg.slogdet(a).sign.angle(), cmat(3, 3)),
+    "solve_complex": (lambda L, a, b: (L.linalg.solve(a, b).abs() ** 2).sum(), cmat(3, 3), cmat(3, 2, seed=1)),
+    "solve_triangular_complex": (lambda L, a, b: (L.linalg.solve_triangular(a, b, upper=False) ** 2).real.sum(),
+                                 cmat(3, 3), cmat(3, 2, seed=1)),
+    "cholesky_complex": (lambda L, a: (L.linalg.cholesky(a) * L.from_numpy(_w((3, 3)))).abs().sum(), hpd(3, 3)),
+    "eigh_complex": (lambda L, a: (lambda w, v: (w ** 2 * L.from_numpy(np.arange(3.0))).sum() +
+                                   (v.abs() * L.from_numpy(_w((3, 3)))).sum())(*L.linalg.eigh(a)), herm(3, 3)),
+    "svd_complex_tall": (lambda L, a: (lambda u, s, vh: (s ** 2).sum() + (u.abs() * L.from_numpy(_w((4, 3)))).sum() +
+                                       (vh.abs() * L.from_numpy(_w((3, 3), 8))).sum())(
+        *L.linalg.svd(a, full_matrices=False)), cmat(4, 3)),
+    "svd_complex_wide_products": (lambda L, a: (lambda u, s, vh: ((u * s.to(u.dtype)) @ vh).abs().sum() +
+                                                (u @ vh[:, :2]).abs().sum())(*L.linalg.svd(a, full_matrices=False)),
+                                  cmat(2, 4)),
+    "qr_complex": (lambda L, a: (lambda q, r: (q * L.from_numpy(_w((4, 3)))).abs().sum() +
+                                 (r * L.from_numpy(_w((3, 3), 8))).real.sum())(*L.linalg.qr(a)), cmat(4, 3)),
+    "qr_complex_wide": (lambda L, a: (lambda q, r: (q * L.from_numpy(_w((2, 2)))).imag.sum() +
+                                      (r * L.from_numpy(_w((2, 4), 8))).abs().sum())(*L.linalg.qr(a)), cmat(2, 4)),
+    "lu_complex": (lambda L, a: (lambda p, l, u: (l * L.from_numpy(_w((3, 3)))).abs().sum() +
+                                 (u * L.from_numpy(_w((3, 4), 8))).real.sum())(*L.linalg.lu(a)), cmat(3, 4, cond=False)),
+    "matrix_exp_complex": (lambda L, a: (L.linalg.matrix_exp(a) * L.from_numpy(_w((3, 3)))).abs().sum(),
+                           0.5 * cmat(3, 3, cond=False)),
+    "pinv_lstsq_complex": (lambda L, a, b: L.linalg.pinv(a).abs().sum() + (L.linalg.lstsq(a, b).solution.abs() ** 2).sum(),
+                           cmat(4, 3, seed=2), cmat(4, 2, seed=3)),
+    "norms_complex": (lambda L, a: L.linalg.matrix_norm(a, "nuc") + L.linalg.matrix_norm(a, 2) + L.linalg.matrix_norm(a)
+                      + L.linalg.matrix_norm(a, 1) + L.linalg.vector_norm(a, 3) + L.linalg.vector_norm(a, float("inf")),
+                      cmat(4, 3)),
 }
 
 

@@ -7,6 +7,8 @@ import warnings
 
 from .. import core
 from ..core import dtypes as _dt
+from . import grad_mode
+from .autograd.function import Function
 from .declare import torch_op
 from .ops import _t, _w, bmm, mv, outer
 from .tensor import Tensor, _dim
@@ -105,6 +107,78 @@ def cholesky_message(prefix, k):
 
 
 # ---------------------------------------------------------------------------
+# torch's refusal of losses that depend on the phases of complex eigenvectors / singular vectors. The core's
+# rules differentiate the phase-normalized outputs exactly; torch instead raises in backward when
+# Im diag(V^H gV) (svd: Im diag(U^H gU) + Im diag(V^H gV)) is not ~0. Identity nodes check that here, on the
+# gradients in torch's convention, with torch's tolerances.
+
+
+def _phase_dependence(V, gV):
+    return core.imag(_L.diagonal(core.matmul(core.conj(_L.matrix_transpose(V)), gV)))
+
+
+def _close(a, b, rtol, atol):
+    """torch.allclose on core arrays."""
+    return bool(core.all(core.le(core.abs(core.sub(a, b)), core.add(atol, core.mul(rtol, core.abs(b))))))
+
+
+class _EigPhaseCheck(Function):
+    @staticmethod
+    def forward(ctx, V, name):
+        ctx.name = name
+        ctx.save_for_backward(V)
+        return V.clone()
+
+    @staticmethod
+    def backward(ctx, gV):
+        V, = ctx.saved_tensors
+        d = _phase_dependence(V.detach(), gV.detach())
+        if not _close(d, core.zeros_like(d), 1e-2, 1e-3):
+            raise RuntimeError(f"{ctx.name}: The eigenvectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                               "so it is ill-defined.")
+        return gV, None
+
+
+class _SvdPhaseCheck(Function):
+    @staticmethod
+    def forward(ctx, U, Vh):
+        ctx.save_for_backward(U, Vh)
+        return U.clone(), Vh.clone()
+
+    @staticmethod
+    def backward(ctx, gU, gVh):
+        U, Vh = (t.detach() for t in ctx.saved_tensors)
+        k = min(U.shape[-1], Vh.shape[-2])
+        du = _phase_dependence(U[..., :k], gU.detach()[..., :k]) if gU is not None else None
+        dv = (_phase_dependence(core.conj(core.matrix_transpose(Vh[..., :k, :])),
+                                core.conj(core.matrix_transpose(gVh.detach()[..., :k, :])))
+              if gVh is not None else None)
+        if du is None and dv is None:
+            return gU, gVh
+        du = core.zeros_like(dv) if du is None else du
+        dv = core.zeros_like(du) if dv is None else dv
+        if not _close(du, core.neg(dv), 1e-2, 1e-2):
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this phase "
+                               "term, making it ill-defined.")
+        return gU, gVh
+
+
+def _tracks_phase(V):
+    return V.dtype.category == _dt.COMPLEX and V.requires_grad and grad_mode.is_grad_enabled()
+
+
+def eig_phase_checked(V, name):
+    """V behind torch's backward check of phase-dependent losses (complex V recorded for autograd)."""
+    return _EigPhaseCheck.apply(V, name) if _tracks_phase(V) else V
+
+
+def svd_phase_checked(U, Vh):
+    return _SvdPhaseCheck.apply(U, Vh) if _tracks_phase(U) else (U, Vh)
+
+
+# ---------------------------------------------------------------------------
 # the top-level names
 
 
@@ -119,6 +193,8 @@ def logdet(input):
     """log(det): nan for a negative determinant, -inf for a singular matrix (torch.logdet)."""
     A = check_square("logdet", input)
     sign, logabs = _L.slogdet(A)
+    if A.dtype.category == _dt.COMPLEX:  # log det = log|det| + i arg(det)
+        return _w(core.add(core.cast(logabs, A.dtype), core.log(sign)))
     return _w(core.where(core.lt(sign, 0.0), float("nan"), logabs))
 
 
@@ -158,11 +234,12 @@ def cholesky_solve(input, input2, upper=False):
     B = check_matrix("cholesky_solve", input, "B")
     F = check_square("cholesky_solve", input2)
     check_same_dtype("cholesky_solve", B, F)
+    FH = core.conj(_L.matrix_transpose(F))
     if upper:
-        y = _L.solve_triangular(_L.matrix_transpose(F), B, upper=False)
+        y = _L.solve_triangular(FH, B, upper=False)
         return _w(_L.solve_triangular(F, y, upper=True))
     y = _L.solve_triangular(F, B, upper=False)
-    return _w(_L.solve_triangular(_L.matrix_transpose(F), y, upper=True))
+    return _w(_L.solve_triangular(FH, y, upper=True))
 
 
 @torch_op(out=True)
@@ -187,7 +264,8 @@ def svd(input, some=True, compute_uv=True):
     if not compute_uv:
         return torch_svd(_w(core.zeros_like(core.stop_gradient(U))), _w(S),
                          _w(core.zeros_like(core.stop_gradient(_L.matrix_transpose(Vh)))))
-    return torch_svd(_w(U), _w(S), _w(_L.matrix_transpose(Vh)))
+    U, Vh = svd_phase_checked(_w(U), _w(Vh))
+    return torch_svd(U, _w(S), _w(core.conj(_L.matrix_transpose(Vh))))
 
 
 @torch_op

@@ -647,7 +647,10 @@ def _eig_cpu(a):
     c = np.result_type(a.dtype, np.complex64)
     if a.size == 0:
         return np.zeros(a.shape[:-1], c), np.zeros(a.shape, c)
-    w, v = np.linalg.eig(a)
+    bad = ~np.isfinite(a).all((-2, -1))  # LAPACK refuses them; torch's eigvals gives nan (eig raises in eager)
+    w, v = np.linalg.eig(np.where(bad[..., None, None], 0, a) if bad.any() else a)
+    if bad.any():
+        w, v = np.where(bad[..., None], np.nan, w), np.where(bad[..., None, None], np.nan, v)
     # geev's real eigenvectors have no sign rule (it can flip with the QR iteration's path): largest positive
     return w.astype(c, copy=False), _normalize_phase(v.astype(c, copy=False))[0]
 

@@ -69,7 +69,7 @@ def _float_operand(x):
 
 
 def cholesky(a, upper=False, symmetrize_input=True):
-    """The Cholesky factor L (L L^T = a; upper: U = L^T with U^T U = a). symmetrize_input=False reads only
+    """The Cholesky factor L (L L^H = a; upper: U = L^H with U^H U = a). symmetrize_input=False reads only
     the lower (upper) triangle of a, as LAPACK does, with the same symmetric gradient."""
     return cholesky_info(a, upper, symmetrize_input)[0]
 
@@ -89,7 +89,7 @@ def cholesky_info(a, upper=False, symmetrize_input=True):
     if not symmetrize_input:
         a = _from_triangle(a, not upper)
     L, info = cholesky_p.bind(a)
-    return (_mT(L) if upper else L), info
+    return (_mH(L) if upper else L), info
 
 
 def solve_triangular(a, b, *, upper, left=True, unitriangular=False):
