@@ -127,9 +127,14 @@ def test_torch_promotion_of_the_new_dtypes():
 
 
 def test_promote_types_table_is_symmetric_and_matches_torch():
+    def promoted(a, b):
+        try:
+            return core.promote_types(a, b)
+        except dt.PromotionError:
+            return "refused"
     for a in dt.ALL:
         for b in dt.ALL:
-            assert core.promote_types(a, b) is core.promote_types(b, a)
+            assert promoted(a, b) is promoted(b, a)
     assert core.promote_types(core.uint8, core.int8) is core.int16
     assert core.promote_types(core.bool_, core.uint8) is core.uint8
     assert core.promote_types(core.int64, core.float16) is core.float16

@@ -229,13 +229,13 @@ def test_grad_of_non_scalar_output_raises_type_error():
 
 
 def test_grad_of_integer_input_or_output_raises_type_error():
-    with pytest.raises(TypeError, match="floating-point inputs.*int64"):
+    with pytest.raises(TypeError, match="floating-point or complex inputs.*int64"):
         core.grad(lambda x: x * 2.0)(a(1))
-    with pytest.raises(TypeError, match="floating-point inputs"):
+    with pytest.raises(TypeError, match="floating-point or complex inputs"):
         core.grad(lambda x: x * 2.0)(1)
     with pytest.raises(TypeError, match="floating-point output"):
         core.grad(lambda x: core.argmax(x))(a([1.0, 2.0]))
-    with pytest.raises(TypeError, match="floating-point inputs"):
+    with pytest.raises(TypeError, match="floating-point or complex inputs"):
         core.jacrev(lambda x: x * 3)(a(2))
 
 

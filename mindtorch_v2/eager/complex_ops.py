@@ -1,22 +1,27 @@
 """Complex tensors: torch.real/imag/conj/angle/sgn/complex/polar, view_as_real/view_as_complex, and
 Tensor.view(dtype) as the bit reinterpretation it is in PyTorch.
 
-These are copies, not views: our views are geometry over one base buffer of one dtype, and a complex
-base seen as real pairs would need a second dtype per storage. `x.real` therefore reads, and writes to it
-do not reach x; `conj()` computes at once (is_conj() is always False)."""
+Where PyTorch returns a view of another dtype (x.real, x.imag, view_as_real, view_as_complex, view(dtype)),
+these are copies: our views are geometry over one base buffer of one dtype. So that no write is silently
+lost, such a copy refuses in-place writes (DetachedPartStorage) with an error that says so; `conj()`
+computes at once (is_conj() is always False)."""
 import builtins
 
 from .. import core
 from ..core import dtypes as _dt
 from .declare import tensor_method, torch_op
-from .tensor import Tensor
+from .storage import DetachedPartStorage
+from .tensor import as_result as _w
 
 __all__ = ["real", "imag", "conj", "conj_physical", "resolve_conj", "resolve_neg", "angle", "sgn", "complex",
            "polar", "view_as_real", "view_as_complex", "is_complex", "is_conj", "view_as_dtype"]
 
 
-def _w(x):
-    return x if isinstance(x, Tensor) else Tensor._from_value(x)
+def _part(value, source_op):
+    """A Tensor of `value` (a part PyTorch would return as a view) that refuses in-place writes."""
+    t = _w(value)
+    t._storage = DetachedPartStorage(t._storage, source_op)
+    return t
 
 
 def _is_complex(t):
@@ -25,14 +30,14 @@ def _is_complex(t):
 
 @torch_op(method=False)
 def real(input):
-    return _w(core.real(input)) if _is_complex(input) else input
+    return _part(core.real(input), "torch.real / Tensor.real") if _is_complex(input) else input
 
 
 @torch_op(method=False)
 def imag(input):
     if not _is_complex(input):
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return _w(core.imag(input))
+    return _part(core.imag(input), "torch.imag / Tensor.imag")
 
 
 tensor_method(property(real), "real")
@@ -97,17 +102,19 @@ def polar(abs, angle):  # noqa: A002
 def view_as_real(input):
     if not _is_complex(input):
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return _w(core.real_pair(input))
+    return _part(core.real_pair(input), "torch.view_as_real")
 
 
 @torch_op(method=False)
 def view_as_complex(input):
+    if input.dtype is _dt.float16:
+        raise TypeError("view_as_complex: ComplexHalf (complex32) is not supported here")
     if input.dtype not in _PARTS:
         raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor of "
                            f"scalar type: {input.dtype.scalar_name}")
     if input.ndim == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    return _w(core.from_real_pair(input))
+    return _part(core.from_real_pair(input), "torch.view_as_complex")
 
 
 @torch_op(method=False)
@@ -134,8 +141,8 @@ def view_as_dtype(self, dtype):
             raise RuntimeError(f"self.size(-1) must be divisible by {new // old} to {what}, but got "
                                f"{self.shape[-1]}")
     if dtype is self.dtype:
-        return self
-    return _w(core.bitcast(self.detach(), dtype))  # bits are not numbers: no gradient flows through
+        return self.detach()  # torch: the same bits, outside the graph
+    return _part(core.bitcast(self.detach(), dtype), "Tensor.view(dtype)")  # bits are not numbers: no gradient
 
 
 @tensor_method("__complex__")

@@ -10,7 +10,7 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
-from .tensor import Size, Tensor, _dim
+from .tensor import Size, Tensor, _dim, as_result
 from . import return_types
 from .declare import tensor_method, torch_op, write_out
 from .inplace import check_scalar_fits
@@ -33,13 +33,7 @@ __all__ = [
 
 
 
-def _w(x):
-    """Wrap a core result as Tensor(s)."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, tuple):
-        return tuple(_w(v) for v in x)
-    return Tensor._from_value(x)
+_w = as_result
 
 
 def _t(x):
@@ -611,9 +605,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     x = _t(input)
     if dtype is not None:
         x = _w(core.cast(x, dtype))
-    if x.dtype.category != _FLOAT:
+    if x.dtype.category < _FLOAT:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{x.dtype.scalar_name}")
+    if p == "nuc":
+        axes = (-2, -1) if dim is None else tuple(_axis(dim, x.ndim))
+        return _w(core.linalg.matrix_norm(x, "nuc", axes, bool(keepdim)))
     x, axis, keepdim = _reduce_args(x, dim, keepdim)
     ord_ = 2 if p in ("fro", None) else (math.inf if p in ("inf", float("inf")) else p)
     return _w(core.norm(x, ord_, axis, keepdim))
@@ -925,7 +922,7 @@ def mv(input, vec):
     return matmul(input, vec)
 
 
-@torch_op(out=True, aliases=("inner",))
+@torch_op(out=True)
 def dot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
@@ -936,7 +933,15 @@ def dot(input, other):
     return matmul(input, other)
 
 
-inner = dot
+@torch_op(out=True)
+def inner(input, other):
+    """The sum of products over the last dims (a scalar operand scales)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return _w(core.tensordot(input, other, ((input.ndim - 1,), (other.ndim - 1,))))
 
 
 @torch_op(out=True)

@@ -27,6 +27,19 @@ class Storage:
         return self.value.size * self.value.dtype.itemsize
 
 
+class DetachedPartStorage(Storage):
+    """The storage of a tensor PyTorch would make a view of another dtype (z.real, view_as_real(z),
+    x.view(torch.int32)) that is a copy here: views share one base of one dtype. Reading works; writing
+    raises (writeback.write checks), since the write would not reach the tensor it came from."""
+
+    __slots__ = ("source_op",)
+
+    def __init__(self, storage, source_op):
+        self.value = storage.value
+        self.version = storage.version
+        self.source_op = source_op
+
+
 class DataStorage(Storage):
     """torch's `x.data`: the same data (reads and writes go to `target`) under a version counter of its own,
     so writing through it neither bumps x's version nor trips the saved-tensor check."""

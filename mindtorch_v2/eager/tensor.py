@@ -432,7 +432,7 @@ class Tensor:
                                    "var_no_grad = var.detach().")
             return self
         if requires_grad and self.dtype.category < _dt.FLOAT:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")  # (torch's words; complex too)
         self._rg = bool(requires_grad)
         return self
 
@@ -575,3 +575,12 @@ def _dim(d, ndim):
     if not -n <= d < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
     return d % n
+
+
+def as_result(x):
+    """A core result as Tensor(s): Tensors (what core ops return on Tensors) pass, values are wrapped."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, tuple):
+        return tuple(as_result(v) for v in x)
+    return Tensor._from_value(x)

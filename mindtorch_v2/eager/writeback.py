@@ -19,6 +19,7 @@ from ..core import as_strided_scatter_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
 from .functionalize import is_functionalizing
+from .storage import DetachedPartStorage
 from .tensor import Tensor, record_node
 
 # Ownership is read from reference counts, which are exact on the GIL CPython builds we test (3.10-3.13).
@@ -66,6 +67,11 @@ def write(self, new, *, bump_version=True, record=True):
     record: under grad mode, give self (and its base) the history of the write (see record_history).
     """
     st = self._storage
+    if type(st) is DetachedPartStorage:
+        raise RuntimeError(
+            f"this tensor came from {st.source_op}, which PyTorch returns as a view sharing its input's memory; "
+            "here it is a copy (views cannot change dtype), so an in-place write would not reach the input. "
+            "Write to the input instead, or clone() this tensor first.")
     val = new._value() if isinstance(new, Tensor) else new
     if self._full:
         if type(val) is core.Array and val._buf is not None and not val._buf.flags.c_contiguous:

@@ -116,8 +116,10 @@ def log_softmax(x, axis=-1):
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector p-norm over `axis` (ord: None/2/'fro', 1, inf, -inf, 0 or any p > 0)."""
+    """Vector p-norm over `axis` (ord: None/2/'fro', 1, inf, -inf, 0 or any p > 0); complex: of |x|."""
     x = _float(x)
+    if x.dtype.category == dt.COMPLEX:
+        x = abs(x)
     if ord is None or ord == 2 or ord == "fro":
         s = sum(mul(x, x), axis, keepdims)
         zero = eq(s, 0.0)

@@ -328,6 +328,8 @@ def scatter(x, axis, indices, updates):
 
 
 def _sort_meta(x, *, axis, descending):
+    if x.dtype.category == dt.COMPLEX:
+        raise TypeError("sort: not supported for complex arrays (they have no order)")
     if x.ndim and not 0 <= axis < x.ndim:
         raise IndexError(f"sort: axis {axis} is out of range for an array of {x.ndim} dimensions")
     return (x.shape, x.dtype), (x.shape, dt.int64)

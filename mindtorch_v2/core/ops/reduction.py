@@ -39,6 +39,8 @@ def _check_axes(name, x, axis):
 def _reduce_meta(name, dtype_rule, nonempty=False):
     def meta(x, *, axis, keepdims):
         _check_axes(name, x, axis)
+        if nonempty and x.dtype.category == dt.COMPLEX:  # max/min: complex numbers have no order
+            raise TypeError(f"{name}: not supported for complex arrays (they have no order)")
         if nonempty and builtins.any(x.shape[a] == 0 for a in axis if a < x.ndim):
             raise ValueError(f"{name}: cannot reduce an empty array (shape {x.shape}) along axis {axis}")
         return _reduced_shape(x.shape, axis, keepdims), dtype_rule(x.dtype)
@@ -183,6 +185,8 @@ all_p.def_impl("cpu")(lambda x, *, axis, keepdims: np.all(x, axis=_np_axis(x, ax
 
 def _arg_meta(name):
     def meta(x, *, axis, keepdims):
+        if x.dtype.category == dt.COMPLEX:
+            raise TypeError(f"{name}: not supported for complex arrays (they have no order)")
         if axis is None:
             if x.size == 0:
                 raise ValueError(f"{name}: cannot take {name} of an empty array (shape {x.shape})")

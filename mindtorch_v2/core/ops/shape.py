@@ -514,7 +514,7 @@ def _bitcast_batch(vals, bdims, *, dtype):
 bitcast_p = Primitive("bitcast", _bitcast_meta)
 bitcast_p.batch = _bitcast_batch
 bitcast_p.narrow_native = True  # bytes, not values: bfloat16 stays bfloat16
-bitcast_p.def_impl("cpu")(lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.np))
+bitcast_p.def_impl("cpu")(lambda x, *, dtype: (x if x.flags.c_contiguous else x.copy()).view(dtype.np))
 
 
 def bitcast(x, dtype):
