@@ -106,3 +106,15 @@ def test_complex_randn_has_unit_variance():
     assert z.dtype is torch.complex128
     assert abs(float((z.abs() ** 2).mean()) - 1.0) < 0.05
     assert abs(float(z.real.var()) - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("part", [lambda z: z.real, lambda z: z.imag, lambda z: torch.view_as_real(z),
+                                  lambda z: torch.ones(2).view(torch.int32)])
+def test_copied_parts_refuse_in_place_writes_instead_of_losing_them(part):
+    z = torch.tensor([1 + 2j, 3 - 1j])
+    p = part(z)
+    before = p.clone()
+    with pytest.raises(RuntimeError, match="copy .*would not reach the input"):
+        p.mul_(2)
+    assert p._version == 0 and torch.equal(p, before)
+    assert torch.equal(p.clone().mul_(2), before * 2)  # a clone is an ordinary tensor

@@ -225,3 +225,15 @@ def test_view_dtype_reinterprets_bits():
     check(lambda L: cz(L).view(L.float32))
     check(lambda L: L.tensor([1, 2, 3], dtype=L.int8).view(L.uint8))
     check(lambda L: L.tensor([-1], dtype=L.int8).view(L.bool))
+
+
+def test_complex_order_and_norms():
+    check(lambda L: cz(L).max())
+    check(lambda L: cz(L).sort())
+    check(lambda L: cz(L).argmax())
+    check(lambda L: cz(L).norm())
+    check(lambda L: L.norm(L.tensor([[1.0, 2.0], [3.0, 4.0]]), p="nuc"))
+    check(lambda L: L.inner(L.ones(2, 3), L.arange(6.0).reshape(2, 3)))
+    check(lambda L: L.inner(L.ones(3), L.ones(2)))
+    check(lambda L: L.tensor(1.0).view(L.int32))
+    check(lambda L: L.ones(2, requires_grad=True).view(L.float32).requires_grad)
