@@ -76,3 +76,43 @@ def test_second_order_through_decompositions():
     x = core.asarray(SPD[0] * 0.1)
     h = core.hessian(lambda a: core.sum(L.eigvalsh(a) ** 3) + L.slogdet(a)[1])(x)
     assert h.shape == (4, 4, 4, 4) and np.all(np.isfinite(np.asarray(h)))
+
+
+# ---------------------------------------------------------------------------
+# eig and complex inputs
+
+
+def test_eig_decomposes_and_fixes_the_phase_of_each_eigenvector():
+    a = np.random.default_rng(3).standard_normal((2, 4, 4))
+    w, v = (np.asarray(x) for x in core.linalg.eig(core.asarray(a)))
+    assert w.dtype == v.dtype == np.complex128
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1.0)
+    vk = np.take_along_axis(v, np.argmax(np.abs(v), -2)[..., None, :], -2)
+    np.testing.assert_allclose(vk.imag, 0.0, atol=1e-14)
+    assert (vk.real > 0).all()
+
+
+def test_eig_under_vmap_matches_per_matrix():
+    a = np.random.default_rng(4).standard_normal((3, 3, 3))
+    batched = core.vmap(core.linalg.eigvals)(core.asarray(a))
+    for i in range(3):
+        np.testing.assert_allclose(np.asarray(batched)[i], np.asarray(core.linalg.eigvals(core.asarray(a[i]))))
+
+
+def test_eigvals_gradient_is_the_transposed_left_right_projector():
+    # d lambda_i = (V^{-1} dA V)_ii: grad of Re sum(lambda) is the identity, whatever the eigenvectors
+    a = np.random.default_rng(5).standard_normal((3, 3))
+    g = core.grad(lambda x: core.sum(core.real(core.linalg.eigvals(x))))(core.asarray(a))
+    np.testing.assert_allclose(np.asarray(g), np.eye(3), atol=1e-12)
+
+
+def test_complex_det_grad_in_jax_convention_and_cholesky_factor_l_lh():
+    rng = np.random.default_rng(6)
+    b = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    a = b @ b.conj().T + 3 * np.eye(3)
+    f = lambda x: core.sum(core.real(core.linalg.det(x)))  # noqa: E731 - holomorphic det: grad = det A^{-T}
+    g = np.asarray(core.grad(f)(core.asarray(a)))
+    np.testing.assert_allclose(g, np.linalg.det(a) * np.linalg.inv(a).T, rtol=1e-10)
+    L = np.asarray(core.linalg.cholesky(core.asarray(a)))
+    np.testing.assert_allclose(L @ L.conj().T, a, atol=1e-12)
