@@ -87,12 +87,12 @@ from .ops.layout import (  # noqa: F401,A004
 )
 from .ops.elementary import (  # noqa: F401,A004
     arcsin_p, arccos_p, arctan_p, sinh_p, cosh_p, arcsinh_p, arccosh_p, arctanh_p, exp2_p, arctan2_p,
-    hypot_p, nextafter_p, signbit_p, gcd_p, lcm_p, left_shift_p, right_shift_p, i0_p, i1_p, i0e_p, i1e_p,
-    arcsin, arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, asin, acos, atan, asinh, acosh, atanh,
-    exp2, arctan2, atan2, hypot, nextafter, signbit, gcd, lcm, left_shift, right_shift, bitwise_left_shift,
-    bitwise_right_shift, i0, logaddexp, logaddexp2, copysign, frac, ldexp, sinc, deg2rad, rad2deg, radians,
-    degrees, heaviside, fmin, fmax, float_power, nan_to_num, isneginf, isposinf, isnan, isinf, isreal,
-    positive,
+    hypot_p, logaddexp_p, logaddexp2_p, nextafter_p, signbit_p, gcd_p, lcm_p, left_shift_p, right_shift_p,
+    i0_p, i1_p, i0e_p, i1e_p, arcsin, arccos, arctan, sinh, cosh, arcsinh, arccosh, arctanh, asin, acos,
+    atan, asinh, acosh, atanh, exp2, arctan2, atan2, hypot, nextafter, signbit, gcd, lcm, left_shift,
+    right_shift, bitwise_left_shift, bitwise_right_shift, i0, logaddexp, logaddexp2, copysign, frac, ldexp,
+    sinc, deg2rad, rad2deg, radians, degrees, heaviside, fmin, fmax, float_power, nan_to_num, isneginf,
+    isposinf, isnan, isinf, isreal, positive,
 )
 from .ops.statistics import (  # noqa: F401,A004
     argmode_p, nansum, nanmean, median, nanmedian, quantile, nanquantile, median_low, nanmedian_low,

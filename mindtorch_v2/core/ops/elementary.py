@@ -19,12 +19,13 @@ from . import _family
 from ._family import binary, broadcast_shapes, elementwise_rule, promote, same_dtype, unary
 from .complex import complex as complex_
 from .composite import trunc
-from .elementwise import (abs, add, cast, div, eq, exp, ge, gt, le, imag, log1p, logical_or, mul, ne, neg, pow,
-                          real, reciprocal, rsqrt, sign, sin, sub, where)
+from .elementwise import (abs, add, cast, div, eq, ge, gt, le, imag, logical_or, mul, ne, neg, pow,
+                          real, reciprocal, rsqrt, sigmoid, sign, sin, sub, where)
 
 __all__ = [
     "arcsin_p", "arccos_p", "arctan_p", "sinh_p", "cosh_p", "arcsinh_p", "arccosh_p", "arctanh_p", "exp2_p",
-    "arctan2_p", "hypot_p", "nextafter_p", "signbit_p", "gcd_p", "lcm_p", "left_shift_p", "right_shift_p",
+    "arctan2_p", "hypot_p", "logaddexp_p", "logaddexp2_p", "nextafter_p", "signbit_p", "gcd_p", "lcm_p",
+    "left_shift_p", "right_shift_p",
     "i0_p", "i1_p", "i0e_p", "i1e_p",
     "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan",
     "asinh", "acosh", "atanh", "exp2", "arctan2", "atan2", "hypot", "nextafter", "signbit", "gcd", "lcm",
@@ -297,27 +298,17 @@ def positive(x):
     return x
 
 
-def _log_add(name, x, y, log1p_exp):
-    """max(x, y) + log1p_exp(-|y - x|), without overflow. Both the max and -|t| are written as
-    where(t > 0, ...) on t = y - x: each branch is analytic, so derivatives of every order are the smooth
-    function's, at ties too (1/2 each, curvature 1/4; abs's sign(0) = 0 would lose the curvature). Equal
-    infinities give that infinity: t is 0 there, not inf - inf (only there: at finite ties t keeps its
-    derivatives)."""
-    x, y = promote(name, x, y, to_float=True)
-    same = eq(where(eq(x, y), abs(x), 0.0), math.inf)
-    t = sub(where(same, 0.0, y), where(same, 0.0, x))
-    y_above = gt(t, 0.0)
-    return add(where(y_above, y, x), log1p_exp(where(y_above, neg(t), t)))
-
-
-def logaddexp(x, y):
-    """log(exp(x) + exp(y)) without overflow."""
-    return _log_add("logaddexp", x, y, lambda u: log1p(exp(u)))
-
-
-def logaddexp2(x, y):
-    """log2(2**x + 2**y) without overflow."""
-    return _log_add("logaddexp2", x, y, lambda u: div(log1p(exp2(u)), math.log(2.0)))
+# logaddexp / logaddexp2: primitives for speed. The stable composite (max + log1p(exp(-|y - x|)), in
+# where-branches) was 13 binds: 110 us for a 1-element tensor against 5 for asin, and 8x np.logaddexp on 1e6
+# elements. NumPy's kernels are exact and stable; the partials are torch's, sigmoid(x - y) (and with ln 2 for
+# base 2): smooth (1/2 each and curvature 1/4 at ties), and 1 (not nan) against a +inf operand.
+logaddexp_p = binary("logaddexp", _quiet(np.logaddexp), kind="real",
+                     d_x=lambda x, y, out: sigmoid(sub(x, y)), d_y=lambda x, y, out: sigmoid(sub(y, x)), reads=(0, 1))
+logaddexp2_p = binary("logaddexp2", _quiet(np.logaddexp2), kind="real",
+                      d_x=lambda x, y, out: sigmoid(mul(sub(x, y), math.log(2.0))),
+                      d_y=lambda x, y, out: sigmoid(mul(sub(y, x), math.log(2.0))), reads=(0, 1))
+logaddexp = _float_binary(logaddexp_p)
+logaddexp2 = _float_binary(logaddexp2_p)
 
 
 def copysign(x, y):

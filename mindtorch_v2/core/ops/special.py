@@ -27,7 +27,8 @@ from .elementwise import (abs, add, cast, div, eq, erf, exp, gt, log, log1p, log
 
 __all__ = [
     "erfc_p", "erfinv_p", "erfcx_p", "ndtr_p", "ndtri_p", "log_ndtr_p", "gammaln_p", "polygamma_p", "zeta_p",
-    "gammainc_p", "gammaincc_p", "j0_p", "j1_p", "y0_p", "y1_p", "k0_p", "k1_p", "k0e_p", "k1e_p", "airy_ai_p",
+    "gammainc_p", "gammaincc_p", "xlogy_p", "xlog1py_p", "j0_p", "j1_p", "y0_p", "y1_p", "k0_p", "k1_p", "k0e_p",
+    "k1e_p", "airy_ai_p",
     "orthogonal_polynomial_p",
     "erf", "erfc", "erfinv", "erfcx", "ndtr", "ndtri", "log_ndtr", "gammaln", "lgamma", "digamma", "psi",
     "polygamma", "multigammaln", "zeta", "gammainc", "gammaincc", "i0", "i0e", "i1", "i1e", "j0", "j1", "y0",
@@ -210,24 +211,22 @@ def logit(x, eps=None):
     return log(div(x, sub(1.0, x)))
 
 
-def _x_log(x, y, log_fn, name):
-    """x * log_fn(y), with 0 where x == 0 unless y is nan (scipy's and torch's convention). Only the points
-    where log_fn(y) is not finite are masked (the masked branch never sees them: no 0 * inf, nor a nan
-    gradient): elsewhere x * log_fn(y) is 0 at x = 0 by itself, and its x-derivative log_fn(y), as torch's."""
-    x, y = promote(name, x, y, to_float=True)
-    zero = logical_and(eq(x, 0.0), logical_and(eq(y, y), logical_not(lt(abs(log_fn(y)), math.inf))))
-    safe_y = where(zero, 1.0, y)
-    return where(zero, 0.0, mul(x, log_fn(safe_y)))
+def _x_log_dx(log_fn, pole):
+    """d/dx of x * log_fn(y): log_fn(y), and 0 where x == 0 with y at or beyond the log's pole (torch's rule)."""
+    def d(x, y, out):
+        masked = logical_and(eq(x, 0.0), logical_not(gt(y, pole)))
+        return where(masked, 0.0, log_fn(where(masked, 1.0, y)))
+    return d
 
 
-def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (unless y is nan)."""
-    return _x_log(x, y, log, "xlogy")
-
-
-def xlog1py(x, y):
-    """x * log1p(y), 0 where x == 0 (unless y is nan)."""
-    return _x_log(x, y, log1p, "xlog1py")
+# xlogy / xlog1py: primitives for speed (the masked composite was 10 binds, 70 us for a 1-element tensor); scipy's
+# kernels give 0 where x == 0 unless y is nan, as torch. d/dy = x / y is torch's too (nan at x = y = 0).
+xlogy_p = binary("xlogy", _quiet(_sc.xlogy), kind="real", d_x=_x_log_dx(log, 0.0),
+                 d_y=lambda x, y, out: div(x, y), reads=(0, 1))
+xlog1py_p = binary("xlog1py", _quiet(_sc.xlog1py), kind="real", d_x=_x_log_dx(log1p, -1.0),
+                   d_y=lambda x, y, out: div(x, add(y, 1.0)), reads=(0, 1))
+xlogy = _fn2(xlogy_p)
+xlog1py = _fn2(xlog1py_p)
 
 
 def entr(x):
