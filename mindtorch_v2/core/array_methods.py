@@ -7,6 +7,8 @@ from .array import ArrayBase
 from .ops.composite import clamp, mean, std, var
 from .ops.elementwise import (abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, div, eq, floor_divide,
                               ge, gt, le, lt, mul, ne, neg, pow, remainder, sub)
+from .ops.elementary import left_shift, right_shift
+from .ops.elementwise import conj, imag, real
 from .ops.indexing import getitem
 from .ops.linalg import matmul
 from .ops.reduction import all, any, argmax, argmin, cumsum, max, min, prod, sum
@@ -46,6 +48,10 @@ def __or__(a, b): return bitwise_or(a, b)  # noqa: E704
 def __ror__(a, b): return bitwise_or(b, a)  # noqa: E704
 def __xor__(a, b): return bitwise_xor(a, b)  # noqa: E704
 def __rxor__(a, b): return bitwise_xor(b, a)  # noqa: E704
+def __lshift__(a, b): return left_shift(a, b)  # noqa: E704
+def __rlshift__(a, b): return left_shift(b, a)  # noqa: E704
+def __rshift__(a, b): return right_shift(a, b)  # noqa: E704
+def __rrshift__(a, b): return right_shift(b, a)  # noqa: E704
 
 
 # `x == None` is False (and `!=` True), as for torch tensors, instead of a TypeError
@@ -60,6 +66,9 @@ def __getitem__(a, key): return getitem(a, key)  # noqa: E704
 
 def _T(a): return transpose(a)  # noqa: E704
 def _mT(a): return swapaxes(a, -1, -2)  # noqa: E704
+def _real(a): return real(a)  # noqa: E704
+def _imag(a): return imag(a)  # noqa: E704
+def _conj(a): return conj(a)  # noqa: E704
 
 
 def _reshape(a, *shape): return reshape(a, _shape_args(shape))  # noqa: E704
@@ -90,12 +99,13 @@ _METHODS = {
     "__pow__": __pow__, "__rpow__": __rpow__, "__matmul__": __matmul__, "__rmatmul__": __rmatmul__,
     "__neg__": __neg__, "__pos__": __pos__, "__abs__": __abs__, "__invert__": __invert__,
     "__and__": __and__, "__rand__": __rand__, "__or__": __or__, "__ror__": __ror__,
-    "__xor__": __xor__, "__rxor__": __rxor__, "__eq__": __eq__, "__ne__": __ne__,
+    "__xor__": __xor__, "__rxor__": __rxor__, "__lshift__": __lshift__, "__rlshift__": __rlshift__,
+    "__rshift__": __rshift__, "__rrshift__": __rrshift__, "__eq__": __eq__, "__ne__": __ne__,
     "__lt__": __lt__, "__le__": __le__, "__gt__": __gt__, "__ge__": __ge__, "__getitem__": __getitem__,
     "T": property(_T), "mT": property(_mT), "reshape": _reshape, "transpose": _transpose, "astype": _astype,
     "ravel": _ravel, "squeeze": _squeeze, "sum": _sum, "prod": _prod, "max": _max, "min": _min, "any": _any,
     "all": _all, "mean": _mean, "var": _var, "std": _std, "argmax": _argmax, "argmin": _argmin,
-    "cumsum": _cumsum, "clip": _clip,
+    "cumsum": _cumsum, "clip": _clip, "real": property(_real), "imag": property(_imag), "conj": _conj,
 }
 for _name, _fn in _METHODS.items():
     setattr(ArrayBase, _name, _fn)
