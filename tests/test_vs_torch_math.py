@@ -343,3 +343,13 @@ def test_complex_nan_to_num_and_logaddexp_edges_match_torch():
     a = np.array([1 + 1j, complex(-np.inf, 0), 3 - 1j], np.complex128)
     b = np.array([1000 + 2j, complex(-np.inf, 0), 3 - 1j], np.complex128)
     compare(lambda L, x, y: L.logaddexp(x, y), a, b, rtol=1e-10, atol=1e-10)
+
+
+def test_complex_float_power_matches_torch():
+    z = np.array([1 + 1j, 2 - 1j, -0.5 + 0j], np.complex64)
+    compare(lambda L, t: L.float_power(t, 2), z, rtol=1e-10, atol=1e-10)
+    compare(lambda L, t: L.float_power(L.tensor([1.0, 2.0, 3.0]), t), z, rtol=1e-6, atol=1e-6)
+    compare(lambda L, t: t.float_power_(2), z)
+    compare(lambda L, t: t.float_power_(2), z.astype(np.complex128), rtol=1e-10, atol=1e-10)
+    compare(lambda L, t: t.float_power_(t), np.array([1.5, 2.0]), rtol=1e-10, atol=1e-10)
+    compare(lambda L, t, u: t.float_power_(u), np.array([1.5, 2.0]), z[:2])

@@ -216,9 +216,10 @@ def float_power(input, exponent):
 @tensor_method
 def float_power_(self, exponent):
     """In place: only a float64 (or complex128) self can hold float_power's result, as in PyTorch."""
-    if self.dtype is not _dt.float64:
+    need = _dt.complex128 if _dtype_of(self, exponent).category == _COMPLEX else _dt.float64
+    if self.dtype is not need:
         raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype.scalar_name} but the operation's "
-                           "result requires dtype Double")
+                           f"result requires dtype {need.scalar_name}")
     return _float_power_inplace(self, exponent)
 
 
