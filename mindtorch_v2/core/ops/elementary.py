@@ -320,8 +320,12 @@ def copysign(x, y):
 
 
 def frac(x):
-    """x - trunc(x): the fractional part, with the sign of x."""
-    return sub(x, trunc(x))
+    """x - trunc(x): the fractional part, with the sign of x; nan at +-inf (inf - inf, without numpy's warning)."""
+    if x.dtype.category != dt.FLOAT:
+        return sub(x, trunc(x))
+    infinite = eq(abs(x), math.inf)
+    finite = where(infinite, 0.0, x)
+    return where(infinite, math.nan, sub(finite, trunc(finite)))
 
 
 def ldexp(x, e):

@@ -233,7 +233,8 @@ def entr(x):
     """-x log x for x > 0, 0 at 0, -inf for x < 0 (nan stays nan)."""
     x = _float(x)
     pos = gt(x, 0.0)
-    val = neg(mul(x, log(where(pos, x, 1.0))))
+    inside = where(pos, x, 1.0)  # the branch never sees x <= 0 (no -inf * 0 there)
+    val = neg(mul(inside, log(inside)))
     return where(pos, val, where(eq(x, 0.0), 0.0, where(isnan(x), x, -math.inf)))
 
 
