@@ -7,12 +7,13 @@ return LAPACK's info instead.
 import math
 
 from . import core
+from .eager import return_types as _rt
 from .eager.declare import torch_op
 from .eager.linalg_ops import (LinAlgError, check_float, check_matrix, check_same_dtype, check_square,
-                               cholesky_factor, cholesky_message, det, eig_phase_checked, inv_message,
-                               linalg_cholesky_ex, linalg_cross, linalg_eig, linalg_eigh, linalg_inv_ex, linalg_lstsq, linalg_lu,
-                               linalg_lu_factor, linalg_qr, linalg_slogdet, linalg_solve_ex, linalg_svd,
-                               matrix_exp, raise_from_info, solve_message, svd_phase_checked, tensordot)
+                               cholesky_factor, cholesky_message, det, eig_phase_checked, inv_message, linalg_cross,
+                               lu_factor_message, matrix_exp, raise_from_info, solve_message, svd_phase_checked,
+                               tensordot)
+from .eager.linalg_ops import matrix_power as _matrix_power
 from .eager.ops import _t, _w, matmul
 from .eager.tensor import _dim
 
@@ -20,7 +21,7 @@ __all__ = [
     "LinAlgError", "norm", "vector_norm", "matrix_norm", "inv", "inv_ex", "solve", "solve_ex", "solve_triangular",
     "cholesky", "cholesky_ex", "qr", "svd", "svdvals", "eigh", "eigvalsh", "eig", "eigvals", "det", "slogdet", "lstsq", "pinv",
     "matrix_power", "matrix_rank", "matrix_exp", "cross", "multi_dot", "vecdot", "lu_factor", "lu_factor_ex",
-    "lu_solve", "lu", "diagonal", "matmul", "matrix_transpose", "tensordot", "outer", "trace",
+    "lu_solve", "lu", "diagonal", "matmul", "matrix_transpose", "tensordot", "outer",
 ]
 
 _L = core.linalg
@@ -39,8 +40,8 @@ def inv_ex(A, *, check_errors=False, out=None):
     A = check_square("linalg.inv", A)
     res, info = _L.inv_info(A)
     if check_errors:
-        raise_from_info(info, inv_message)
-    return linalg_inv_ex(_w(res), _w(info))
+        raise_from_info(info, lambda prefix, k: inv_message(prefix, k, "linalg.inv_ex"))
+    return _rt.linalg_inv_ex(_w(res), _w(info))
 
 
 def _solve_args(A, B, left):
@@ -70,7 +71,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     x, info = _L.solve_info(A, B, left)
     if check_errors:
         raise_from_info(info, solve_message)
-    return linalg_solve_ex(_w(x), _w(info))
+    return _rt.linalg_solve_ex(_w(x), _w(info))
 
 
 @torch_op(method=False, out=True)
@@ -97,8 +98,8 @@ def cholesky(A, *, upper=False):
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     L, info = cholesky_factor("linalg.cholesky", A, upper)
     if check_errors:
-        raise_from_info(info, cholesky_message)
-    return linalg_cholesky_ex(L, _w(info))
+        raise_from_info(info, lambda prefix, k: cholesky_message(prefix, k, "linalg.cholesky_ex"))
+    return _rt.linalg_cholesky_ex(L, _w(info))
 
 
 @torch_op(method=False)
@@ -109,8 +110,8 @@ def qr(A, mode="reduced", *, out=None):
                            "'r', or 'complete'")
     Q, R = core.linalg.qr(A, "reduced" if mode == "r" else mode)
     if mode == "r":  # torch returns an empty Q
-        return linalg_qr(_w(core.zeros((0,), dtype=A.dtype)), _w(R))
-    return linalg_qr(_w(Q), _w(R))
+        return _rt.linalg_qr(_w(core.zeros((0,), dtype=A.dtype)), _w(R))
+    return _rt.linalg_qr(_w(Q), _w(R))
 
 
 @torch_op(method=False)
@@ -118,7 +119,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     A = check_matrix("linalg.svd", A)
     U, S, Vh = _w(_L.svd(A, full_matrices))
     U, Vh = svd_phase_checked(U, Vh)
-    return linalg_svd(U, S, Vh)
+    return _rt.linalg_svd(U, S, Vh)
 
 
 @torch_op(method=False, out=True)
@@ -137,7 +138,7 @@ def _uplo(UPLO):
 def eigh(A, UPLO="L", *, out=None):
     A = check_square("linalg.eigh", A)
     w, V = _w(_L.eigh(A, _uplo(UPLO)))
-    return linalg_eigh(w, eig_phase_checked(V, "linalg_eigh_backward"))
+    return _rt.linalg_eigh(w, eig_phase_checked(V, "linalg_eigh_backward"))
 
 
 @torch_op(method=False, out=True)
@@ -158,7 +159,7 @@ def eig(A, *, out=None):
     """(eigenvalues, eigenvectors), complex; unit eigenvectors with their largest component real positive."""
     A = _eig_input("linalg.eig", A)
     L, V = _w(_L.eig(A))
-    return linalg_eig(L, eig_phase_checked(V, "linalg_eig_backward"))
+    return _rt.linalg_eig(L, eig_phase_checked(V, "linalg_eig_backward"))
 
 
 @torch_op(method=False, out=True)
@@ -171,7 +172,7 @@ def eigvals(A):
 @torch_op(method=False)
 def slogdet(A, *, out=None):
     A = check_square("linalg.slogdet", A)
-    return linalg_slogdet(*_w(_L.slogdet(A)))
+    return _rt.linalg_slogdet(*_w(_L.slogdet(A)))
 
 
 @torch_op(method=False)
@@ -193,7 +194,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     res = _w(residuals) if (driver != "gelsy" and m > n and full_rank) else empty
     rank_out = _w(rank) if driver != "gels" else _w(core.zeros((0,), dtype=core.int64))
     S_out = _w(S) if driver in ("gelsd", "gelss") else empty
-    return linalg_lstsq(_w(x), res, rank_out, S_out)
+    return _rt.linalg_lstsq(_w(x), res, rank_out, S_out)
 
 
 def _tol(t):
@@ -214,11 +215,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 
 @torch_op(method=False, out=True)
 def matrix_power(A, n):
-    A = check_square("linalg.matrix_power", A)
-    if n < 0:
-        A = inv(A)
-        n = -n
-    return _w(_L.matrix_power(A, n))
+    return _matrix_power(A, n)
 
 
 _VECTOR_ORDS = "vector"
@@ -238,10 +235,22 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         axis = tuple(_dim(d, max(x.ndim, 1)) for d in dims) if x.ndim else None
         if isinstance(dim, int) and axis is not None:
             axis = axis[0]
-    if ord < 0 and x.numel() == 0:
-        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because the "
-                           "operation does not have an identity")
+    if ord < 0 or ord == math.inf:  # max / min (or a sum of inf powers) reduce: no identity for empty axes
+        _no_identity_check(x, ord, dim, axis)
     return _w(_L.vector_norm(x, float(ord) if ord not in (0, 1, 2) else ord, axis, keepdim))
+
+
+def _no_identity_check(x, ord, dim, axis):
+    ord_s = "inf" if ord == math.inf else ("-inf" if ord == -math.inf else ord)
+    if axis is None:
+        if x.numel() == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord_s} norm on an empty tensor because "
+                               "the operation does not have an identity")
+        return
+    for d, a in zip((dim,) if isinstance(dim, int) else dim, (axis,) if isinstance(axis, int) else axis):
+        if x.shape[a] == 0:  # torch's wording, its missing space included
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {ord_s} norm on the dimension {d}because "
+                               "this dimension is empty and the operation does not have an identity")
 
 
 _MATRIX_ORDS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
@@ -311,19 +320,26 @@ def vecdot(x, y, *, dim=-1):
     return _w(_L.vecdot(x, y, dim))
 
 
+def _lu_factor(name, A, pivot, check_errors):
+    A = check_matrix(name, A)
+    if not pivot:
+        raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
+    LU, piv, info = _L.lu_factor_info(A)
+    if check_errors:
+        raise_from_info(info, lu_factor_message(name), RuntimeError)
+    return _w(LU), _w(piv), _w(info)
+
+
 @torch_op(method=False)
 def lu_factor(A, *, pivot=True, out=None):
-    A = check_matrix("linalg.lu_factor", A)
-    if not pivot:
-        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
-    return linalg_lu_factor(*_w(_L.lu_factor(A)))
+    """(LU, pivots); a zero pivot raises torch's RuntimeError (lu_factor_ex reports it in info)."""
+    return _rt.linalg_lu_factor(*_lu_factor("linalg.lu_factor", A, pivot, True)[:2])
 
 
 @torch_op(method=False)
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
-    LU, piv = lu_factor(A, pivot=pivot)
-    info = _w(core.zeros(tuple(LU.shape[:-2]), dtype=core.int32))
-    return LU, piv, info
+    """(LU, pivots, info): info 0, or k where U[k, k] (1-based) is the first zero pivot, as LAPACK's getrf."""
+    return _rt.linalg_lu_factor_ex(*_lu_factor("linalg.lu_factor_ex", A, pivot, check_errors))
 
 
 @torch_op(method=False, out=True)
@@ -338,7 +354,7 @@ def lu(A, *, pivot=True, out=None):
     A = check_matrix("linalg.lu", A)
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")
-    return linalg_lu(*_w(_L.lu(A)))
+    return _rt.linalg_lu(*_w(_L.lu(A)))
 
 
 @torch_op(method=False)
@@ -358,8 +374,3 @@ def matrix_transpose(A):
 def outer(x1, x2):
     x1, x2 = _t(x1), _t(x2)
     return _w(core.outer(x1, x2))
-
-
-@torch_op(method=False)
-def trace(x, *, offset=0):
-    return _t(x).diagonal(offset, -2, -1).sum(-1)

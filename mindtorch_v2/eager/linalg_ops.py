@@ -2,14 +2,13 @@
 torch.svd with its old V convention, ...) and the checks, errors and return types that torch.linalg
 (mindtorch_v2/linalg.py) shares with them. The numbers and the gradients are core.linalg's.
 """
-import collections
 import warnings
 
 from .. import core
 from ..core import dtypes as _dt
-from . import grad_mode
+from . import grad_mode, return_types
 from .autograd.function import Function
-from .declare import torch_op
+from .declare import tensor_method, torch_op
 from .ops import _t, _w, bmm, mv, outer
 from .tensor import Tensor, _dim
 
@@ -25,27 +24,6 @@ _L = core.linalg
 class LinAlgError(RuntimeError):
     """torch.linalg.LinAlgError: a decomposition or solve failed on the values of its input (a singular or
     non positive-definite matrix)."""
-
-
-def _return_type(name, fields):
-    return collections.namedtuple(name, fields)
-
-
-linalg_slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])
-torch_slogdet = _return_type("slogdet", ["sign", "logabsdet"])
-linalg_qr = _return_type("linalg_qr", ["Q", "R"])
-torch_qr = _return_type("qr", ["Q", "R"])
-linalg_svd = _return_type("linalg_svd", ["U", "S", "Vh"])
-torch_svd = _return_type("svd", ["U", "S", "V"])
-linalg_eigh = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
-linalg_eig = _return_type("linalg_eig", ["eigenvalues", "eigenvectors"])
-linalg_inv_ex = _return_type("linalg_inv_ex", ["inverse", "info"])
-linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ["L", "info"])
-linalg_solve_ex = _return_type("linalg_solve_ex", ["result", "info"])
-linalg_lu_factor = _return_type("linalg_lu_factor", ["LU", "pivots"])
-linalg_lu = _return_type("linalg_lu", ["P", "L", "U"])
-linalg_lstsq = _return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
-torch_triangular_solve = _return_type("triangular_solve", ["solution", "cloned_coefficient"])
 
 
 # ---------------------------------------------------------------------------
@@ -82,18 +60,18 @@ def check_same_dtype(name, A, B):
                            f"{A.dtype.scalar_name} and B of type {B.dtype.scalar_name} instead")
 
 
-def raise_from_info(info, message):
-    """LinAlgError(message(k)) for the first batch element whose info k is non-zero (torch's wording:
-    '(Batch element i): ' before the message when the input is batched)."""
+def raise_from_info(info, message, error=LinAlgError):
+    """error(message(prefix, k)) for the first batch element whose info k is non-zero (torch's wording:
+    prefix = '(Batch element i): ' when the input is batched)."""
     flat = info.reshape(-1).tolist()
     for i, k in enumerate(flat):
         if k:
             prefix = f"(Batch element {i}): " if info.ndim else ""
-            raise LinAlgError(message(prefix, k))
+            raise error(message(prefix, k))
 
 
-def inv_message(prefix, k):
-    return (f"linalg.inv: {prefix}The diagonal element {k} is zero, the inversion could not be completed "
+def inv_message(prefix, k, name="linalg.inv"):
+    return (f"{name}: {prefix}The diagonal element {k} is zero, the inversion could not be completed "
             "because the input matrix is singular.")
 
 
@@ -101,8 +79,8 @@ def solve_message(prefix, k):
     return "torch.linalg.solve: The solver failed because the input matrix is singular."
 
 
-def cholesky_message(prefix, k):
-    return (f"linalg.cholesky: {prefix}The factorization could not be completed because the input is not "
+def cholesky_message(prefix, k, name="linalg.cholesky"):
+    return (f"{name}: {prefix}The factorization could not be completed because the input is not "
             f"positive-definite (the leading minor of order {k} is not positive-definite).")
 
 
@@ -111,6 +89,13 @@ def cholesky_message(prefix, k):
 # rules differentiate the phase-normalized outputs exactly; torch instead raises in backward when
 # Im diag(V^H gV) (svd: Im diag(U^H gU) + Im diag(V^H gV)) is not ~0. Identity nodes check that here, on the
 # gradients in torch's convention, with torch's tolerances.
+
+
+def lu_factor_message(name):
+    """torch's error for a zero pivot of U (a RuntimeError, not a LinAlgError), for `name`."""
+    return lambda prefix, k: (f"torch.{name}: {prefix}U[{k},{k}] is zero and using it on lu_solve would result in a "
+                              "division by zero. If you still want to perform the factorization, consider calling "
+                              "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
 def _phase_dependence(V, gV):
@@ -179,6 +164,41 @@ def svd_phase_checked(U, Vh):
 
 
 # ---------------------------------------------------------------------------
+# the conjugate transposes: Tensor.mH, Tensor.H (2-D only), Tensor.adjoint(); torch's errors and 0-D warnings
+
+
+def _conj_transpose(x, what, zero_d_warning):
+    if x.ndim == 0:
+        warnings.warn(zero_d_warning, UserWarning, stacklevel=3)
+        return x.conj()
+    if x.ndim < 2:
+        raise RuntimeError(f"{what} is only supported on matrices or batches of matrices. Got {x.ndim}-D tensor.")
+    return x.transpose(-2, -1).conj()
+
+
+def _mH(self):
+    return _conj_transpose(self, "tensor.mH", "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
+
+
+def _H(self):
+    if self.ndim not in (0, 2):
+        hint = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.{hint}")
+    return _conj_transpose(self, "tensor.H", "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+
+
+@tensor_method
+def adjoint(self):
+    """The conjugate transpose of the last two dimensions (torch.Tensor.adjoint)."""
+    return _conj_transpose(self, "tensor.adjoint()", "adjoint() is deprecated on 0-D tensors. Consider using "
+                           "x.conj().")
+
+
+tensor_method(property(_mH), "mH")
+tensor_method(property(_H), "H")
+
+
+# ---------------------------------------------------------------------------
 # the top-level names
 
 
@@ -201,7 +221,7 @@ def logdet(input):
 @torch_op
 def slogdet(input):
     A = check_square("linalg.slogdet", input)
-    return torch_slogdet(*_w(_L.slogdet(A)))
+    return return_types.slogdet(*_w(_L.slogdet(A)))
 
 
 @torch_op(out=True)
@@ -253,7 +273,7 @@ def cholesky_inverse(input, upper=False):
 @torch_op(out=True)
 def qr(input, some=True):
     A = check_matrix("linalg.qr", input)
-    return torch_qr(*_w(_L.qr(A, "reduced" if some else "complete")))
+    return return_types.qr(*_w(_L.qr(A, "reduced" if some else "complete")))
 
 
 @torch_op(out=True)
@@ -262,10 +282,10 @@ def svd(input, some=True, compute_uv=True):
     A = check_matrix("linalg.svd", input)
     U, S, Vh = _L.svd(A, full_matrices=not some)
     if not compute_uv:
-        return torch_svd(_w(core.zeros_like(core.stop_gradient(U))), _w(S),
+        return return_types.svd(_w(core.zeros_like(core.stop_gradient(U))), _w(S),
                          _w(core.zeros_like(core.stop_gradient(_L.matrix_transpose(Vh)))))
     U, Vh = svd_phase_checked(_w(U), _w(Vh))
-    return torch_svd(U, _w(S), _w(core.conj(_L.matrix_transpose(Vh))))
+    return return_types.svd(U, _w(S), _w(core.conj(_L.matrix_transpose(Vh))))
 
 
 @torch_op
@@ -276,11 +296,18 @@ def pinverse(input, rcond=1e-15):
 
 @torch_op(out=True)
 def matrix_power(input, n):
-    A = check_square("linalg.matrix_power", input)
+    """input multiplied n times (integer matrices too); n < 0 powers the inverse (floating point only)."""
+    A = _t(input)
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
     if n < 0:
         A = inverse(A)
         n = -n
-    return _w(_L.matrix_power(A, n)) if n else _w(_L.matrix_power(A, 0))
+    res = _w(_L.matrix_power(A, n))
+    return res.clone() if res is A else res  # n == 1: a new tensor, as torch's
 
 
 @torch_op
@@ -297,7 +324,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
     check_same_dtype("triangular_solve", B, A)
     M = _L.matrix_transpose(A) if transpose else A
     X = _L.solve_triangular(M, B, upper=upper != transpose, unitriangular=unitriangular)
-    return torch_triangular_solve(_w(X), A.clone())
+    return return_types.triangular_solve(_w(X), A.clone())
 
 
 @torch_op(out=True)

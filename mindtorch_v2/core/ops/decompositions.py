@@ -25,12 +25,13 @@ from . import _family
 from ._family import broadcast_shapes, move_to_front, sum_to_shape
 from .creation import arange, eye
 from .elementwise import (abs, add, cast, conj, div, eq, ge, imag, le, logical_or, mul, neg, real, sub, where)
+from .layout import diag_embed, diagonal
 from .reduction import max, sum
 from .shape import concatenate, expand_dims, reshape, slice_axis, swapaxes
 
 __all__ = [
     "matmul_p", "cholesky_p", "triangular_solve_p", "inv_p", "solve_p", "det_p", "slogdet_p", "eigh_p", "eig_p",
-    "svd_p", "qr_p", "lu_p", "expm_p", "matrix_transpose", "diagonal", "trace",
+    "svd_p", "qr_p", "lu_p", "expm_p", "matrix_transpose",
 ]
 
 def _matmul_meta(a, b):
@@ -124,25 +125,17 @@ def _eye(n, x):
     return eye(n, dtype=x.dtype, device=x.device)
 
 
-def diagonal(x, offset=0):
-    """The diagonal of the last two axes (at `offset`), as the last axis (no copy semantics needed: arrays are
-    immutable)."""
-    n, m = x.shape[-2], x.shape[-1]
-    rows = builtins.max(0, builtins.min(n, m - offset) if offset >= 0 else builtins.min(n + offset, m))
-    if offset >= 0:
-        x = slice_axis(slice_axis(x, -2, 0, rows), -1, offset, offset + rows)
-    else:
-        x = slice_axis(slice_axis(x, -2, -offset, -offset + rows), -1, 0, rows)
-    return sum(mul(x, _eye(rows, x)), -1)
+def _diag(x):
+    """The main diagonal of the last two axes, as the last axis (layout's gather: no inf * 0 terms)."""
+    return diagonal(x, 0, -2, -1)
 
 
-def trace(x, offset=0):
-    """The sum of the diagonal of the last two axes."""
-    return sum(diagonal(x, offset), -1)
+def _trace(x):
+    return sum(_diag(x), -1)
 
 
 def _diag_embed(d):
-    return mul(expand_dims(d, -1), _eye(d.shape[-1], d))
+    return diag_embed(d, 0, -2, -1)
 
 
 def _tri_mask(x, k, lower):
@@ -272,17 +265,6 @@ def _per_matrix(fn, *arrays, batch):
     return results
 
 
-def _first_zero_pivot(a):
-    """LAPACK getrf's info for one square matrix: 1 + the index of the first zero pivot of its LU, else 0."""
-    if a.shape[-1] == 0:
-        return 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        lu, _ = scipy.linalg.lu_factor(a, check_finite=False)
-    zero = np.flatnonzero(np.diagonal(lu) == 0)
-    return int(zero[0]) + 1 if zero.size else 0
-
-
 # ---------------------------------------------------------------------------
 # cholesky: L lower with (a + a^H) / 2 == L L^H; info as LAPACK potrf gives it (0: success, k: the leading
 # minor of order k is not positive-definite). JVP (JAX's): dL = L phi(L^{-1} dA L^{-H}); its transpose, PyTorch's
@@ -296,7 +278,7 @@ def _cholesky_meta(a):
 
 def _phi(x):
     """tril(x) with its diagonal halved: the lower half of a symmetric matrix's split x = phi + phi^T."""
-    return sub(_tril(x), mul(_diag_embed(diagonal(x)), 0.5))
+    return sub(_tril(x), mul(_diag_embed(_diag(x)), 0.5))
 
 
 def _cholesky_vjp(g, out, a):
@@ -422,7 +404,8 @@ inv_p.batch = _front_batch(inv_p)
 
 
 def _lapack_call(fn, a, *rest, batch):
-    """fn on the whole batch; where LAPACK refuses (a singular matrix), per matrix with info for each."""
+    """fn on the whole batch; where LAPACK refuses (a singular matrix), per matrix as torch computes it: getrf,
+    then getrs on the factors regardless (its inf/nan values), with getrf's info."""
     try:
         with np.errstate(all="ignore"):
             return fn(a, *rest), np.zeros(batch, np.int32)
@@ -430,10 +413,13 @@ def _lapack_call(fn, a, *rest, batch):
         pass
 
     def one(m, *r):
-        info = _first_zero_pivot(m)
-        if info:
-            return np.full(np.shape(fn(np.eye(m.shape[-1], dtype=m.dtype), *r)), np.nan, m.dtype), info
-        return fn(m, *r), 0
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            lu, piv = scipy.linalg.lu_factor(m, check_finite=False)
+            rhs = r[0] if r else np.eye(m.shape[-1], dtype=m.dtype)
+            x = scipy.linalg.lu_solve((lu, piv), rhs, check_finite=False)
+        zero = np.flatnonzero(np.diagonal(lu) == 0)
+        return x.astype(m.dtype, copy=False), (int(zero[0]) + 1 if zero.size else 0)
     res, info = _per_matrix(one, a, *rest, batch=batch)
     return res, info.astype(np.int32)
 
@@ -503,7 +489,7 @@ def _inv_T(a):
 det_p = Primitive(
     "det", _det_meta, vjp_reads=(0, "out"),
     vjp=(lambda g, out, a: mul(expand_dims(expand_dims(mul(g, out), -1), -1), _inv_T(a)),),
-    jvp=lambda ts, out, a: mul(out, trace(_mm(inv_p.bind(a)[0], ts[0]))))
+    jvp=lambda ts, out, a: mul(out, _trace(_mm(inv_p.bind(a)[0], ts[0]))))
 det_p.batch = _front_batch(det_p)
 
 
@@ -529,7 +515,7 @@ def _slogdet_vjp(g, out, a):
 
 
 def _slogdet_jvp(ts, out, a):
-    t = trace(_mm(inv_p.bind(a)[0], ts[0]))
+    t = _trace(_mm(inv_p.bind(a)[0], ts[0]))
     if not _is_complex(a):
         return None, t
     return mul(out[0], mul(_as(imag(t), a), 1j)), real(t)
@@ -587,7 +573,7 @@ def _eigh_jvp(ts, out, a):
     dV = _mm(V, _divide_gaps(X, w))
     if _is_complex(V):
         dV = _fix_phase(V, dV)
-    return real(diagonal(X)), dV
+    return real(_diag(X)), dV
 
 
 eigh_p = Primitive("eigh", _eigh_meta, multiple_results=True, vjp=(_eigh_vjp,), vjp_reads=("out",),
@@ -635,7 +621,7 @@ def _eig_jvp(ts, out, a):
     X = solve_p.bind(V, _mm(_as(ts[0], V), V))[0]
     dV = _mm(V, _divide_gaps(X, L))
     dV = sub(dV, mul(V, _as(real(sum(mul(conj(V), dV), -2, keepdims=True)), V)))
-    return diagonal(X), _fix_phase(V, dV)
+    return _diag(X), _fix_phase(V, dV)
 
 
 eig_p = Primitive("eig", _eig_meta, multiple_results=True, vjp=(_eig_vjp,), vjp_reads=("out",), jvp=_eig_jvp)
@@ -693,7 +679,7 @@ def _svd_vjp(g, out, a, *, full_matrices):
     num = add(mul(sub(UgU, _mH(UgU)), _as(expand_dims(S, -2), U)), mul(_as(expand_dims(S, -1), U), sub(VgV, _mH(VgV))))
     gA = add(_divide_gaps(num, mul(S, S)), _as(_diag_embed(gS), U))
     if _is_complex(U):
-        gA = add(gA, _diag_embed(div(mul(_as(imag(diagonal(UgU)), U), 1j), _as(S, U))))
+        gA = add(gA, _diag_embed(div(mul(_as(imag(_diag(UgU)), U), 1j), _as(S, U))))
     s_row = _as(expand_dims(S, -2), U)
     if m > n:
         gUS = div(gU, s_row)
@@ -717,7 +703,7 @@ def _svd_jvp(ts, out, a, *, full_matrices):
     dA = _as(ts[0], U)
     V = _mH(Vh)
     dS = _mm(_mH(U), _mm(dA, V))
-    ds = real(diagonal(dS))
+    ds = real(_diag(dS))
     s_row = _as(expand_dims(S, -2), U)
     s_col = _as(expand_dims(S, -1), U)
     dSS = mul(dS, s_row)
@@ -787,7 +773,7 @@ def _qr_square_like_vjp(gQ, gR, Q, R):
     D = sub(_mm(_mT(Q), gQ), _mm(gR, _mT(R)))
     gX = add(neg(D), _tril(sub(D, _mH(D)), -1))
     if _is_complex(Q):  # LAPACK's R has a real diagonal: the tangent's phase term i Im diag(Q^H dA R^{-1})
-        gX = add(gX, _diag_embed(mul(_as(imag(diagonal(D)), Q), 1j)))
+        gX = add(gX, _diag_embed(mul(_as(imag(_diag(D)), Q), 1j)))
     rhs = add(gQ, _mm(conj(Q), gX))  # gA R^T = rhs  ->  R gA^T = rhs^T
     return _mT(triangular_solve_p.bind(R, _mT(rhs), lower=False, unit_diagonal=False))
 

@@ -11,11 +11,12 @@ import numpy as np
 from .. import dtypes as dt
 from . import _family
 from .creation import arange
-from .decompositions import (_diag_embed, _eye, _mH, _mm, _mT, _tril, _triu, cholesky_p, det_p, diagonal, eig_p, eigh_p,
-                             expm_p, inv_p, lu_p, matmul_p, matrix_transpose, qr_p, slogdet_p, solve_p, svd_p, trace,
+from .decompositions import (_diag, _diag_embed, _eye, _mH, _mm, _mT, _tril, _triu, cholesky_p, det_p, eig_p,
+                             eigh_p, expm_p, inv_p, lu_p, matmul_p, matrix_transpose, qr_p, slogdet_p, solve_p, svd_p,
                              triangular_solve_p)
 from .elementwise import (abs, add, cast, conj, div, eq, gt, mul, ne, pow, real, sqrt, stop_gradient, sub, where)
-from .reduction import max, min, sum
+from .layout import diagonal as _layout_diagonal
+from .reduction import any, argmax, max, min, sum
 from .shape import broadcast_to, concatenate, expand_dims, reshape, slice_axis, squeeze
 
 __all__ = [
@@ -23,8 +24,8 @@ __all__ = [
     "slogdet_p", "eigh_p", "eig_p", "svd_p", "qr_p", "lu_p", "expm_p", "matrix_transpose", "diagonal", "trace",
     "tensordot", "vecdot", "cholesky", "cholesky_info", "solve_triangular", "inv", "inv_info", "solve",
     "solve_info", "det", "slogdet", "eigh", "eigvalsh", "eig", "eigvals", "svd", "svdvals", "qr", "lu",
-    "lu_factor", "lu_solve", "expm", "pinv", "matrix_rank", "matrix_power", "vector_norm", "matrix_norm", "norm",
-    "cross", "multi_dot", "lstsq",
+    "lu_factor", "lu_factor_info", "lu_solve", "expm", "pinv", "matrix_rank", "matrix_power", "vector_norm",
+    "matrix_norm", "norm", "cross", "multi_dot", "lstsq",
 ]
 
 
@@ -47,6 +48,17 @@ def matmul(a, b):
     if a.ndim == 1:
         out = squeeze(out, -2 if b.ndim != 1 else -1)
     return out
+
+
+def diagonal(x, /, *, offset=0):
+    """The `offset` diagonal of the last two axes, as the last axis (the Array API's linalg.diagonal)."""
+    return _layout_diagonal(x, offset, -2, -1)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The sum of the `offset` diagonal of the last two axes (the Array API's linalg.trace)."""
+    d = diagonal(x, offset=offset)
+    return sum(d if dtype is None else cast(d, dtype), -1)
 
 
 def dot(a, b):
@@ -78,7 +90,7 @@ def _from_triangle(a, lower):
     """The symmetric matrix a's lower (upper) triangle defines, with the gradient of the symmetric part:
     torch reads one triangle and returns a symmetric gradient."""
     t = _tril(a, -1) if lower else _triu(a, 1)
-    full = add(add(t, _mH(t)), _diag_embed(real(diagonal(a))))  # a Hermitian diagonal is real (LAPACK's reading)
+    full = add(add(t, _mH(t)), _diag_embed(real(_diag(a))))  # a Hermitian diagonal is real (LAPACK's reading)
     return add(a, stop_gradient(sub(full, a)))
 
 
@@ -191,6 +203,11 @@ def lu(a):
 
 def lu_factor(a):
     """(LU, pivots): L's strict lower part and U packed in one matrix, LAPACK's 1-based int32 pivots."""
+    return lu_factor_info(a)[:2]
+
+
+def lu_factor_info(a):
+    """(LU, pivots, info): info as LAPACK getrf gives it, 0 or the 1-based index k of the first zero U[k, k]."""
     P, L, U, piv = lu_p.bind(_float_operand(a))
     m, n = a.shape[-2:]
     k = builtins.min(m, n)
@@ -198,7 +215,10 @@ def lu_factor(a):
         LU = add(_tril(L, -1), concatenate([U, mul(slice_axis(L, -2, k, m), 0.0)], -2))
     else:
         LU = add(concatenate([_tril(L, -1), mul(slice_axis(U, -1, k, n), 0.0)], -1), U)
-    return LU, piv
+    zero = eq(stop_gradient(_diag(U)), 0.0)
+    first = argmax(cast(zero, dt.int32), -1) if k else sum(cast(zero, dt.int32), -1)  # the first True, if any
+    info = where(any(zero, -1), cast(add(first, 1), dt.int32), 0)
+    return LU, piv, cast(info, dt.int32)
 
 
 def lu_solve(LU, pivots, b, left=True, adjoint=False):
