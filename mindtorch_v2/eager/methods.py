@@ -135,7 +135,10 @@ def __rmatmul__(self, other): return _reflected(ops.matmul, self, other)  # noqa
 @tensor_method
 def __neg__(self): return ops.neg(self)  # noqa: E704
 @tensor_method
-def __pos__(self): return self  # noqa: E704
+def __pos__(self):
+    if self.dtype is _dt.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
 @tensor_method
 def __abs__(self): return ops.abs(self)  # noqa: E704
 @tensor_method

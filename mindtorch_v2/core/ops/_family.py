@@ -102,6 +102,28 @@ def provide(**ops):
         globals()[name] = op
 
 
+def as_float(x):
+    """x as a floating (or complex) array: integer and bool arrays become the default float dtype, numbers
+    a 0-d array of theirs, as PyTorch's float functions take them."""
+    x = as_operand(x)
+    if not is_arraylike(x):
+        return scalar_array(x, dt.result_type(x, 0.0), _cpu)
+    if x.dtype.category < dt.FLOAT:
+        return cast(x, dt.default_float)
+    return x
+
+
+def float_unary(prim, name=None, doc=None):
+    """The function of a float unary primitive: integer inputs are promoted to the default float dtype."""
+    def fn(x):
+        if type(x) is not Array or x.dtype.category < dt.FLOAT:
+            x = as_float(x)
+        return prim.bind(x)
+    fn.__name__ = name or prim.name
+    fn.__doc__ = doc or f"Elementwise {fn.__name__}; integer inputs are promoted to the default float dtype."
+    return fn
+
+
 def prod(shape):
     """The number of elements of a shape (math.prod, for tuples of ints)."""
     return math.prod(shape)

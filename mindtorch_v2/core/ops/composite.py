@@ -18,13 +18,7 @@ __all__ = [
 ]
 
 
-def _float(x):
-    x = _family.as_operand(x)
-    if not _family.is_arraylike(x):
-        x = _family.asarray(x)
-    if x.dtype.category < dt.FLOAT:
-        x = cast(x, dt.default_float)
-    return x
+_float = _family.as_float
 
 
 def _count(x, axis):

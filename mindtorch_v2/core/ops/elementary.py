@@ -13,7 +13,6 @@ import numpy as np
 import scipy.special as _sc
 
 from .. import dtypes as dt
-from ..array import ArrayBase
 from ..primitive import Primitive
 from . import _family
 from ._family import binary, broadcast_shapes, elementwise_rule, promote, same_dtype, unary
@@ -44,24 +43,10 @@ def _quiet(np_fn):
     return lowering
 
 
-def _float(x):
-    """x as a floating array: integer and bool inputs become the default float dtype, as in PyTorch."""
-    x = _family.as_operand(x)
-    if not _family.is_arraylike(x):
-        return _family.scalar_array(x, dt.result_type(x, 0.0), _family._cpu)
-    if x.dtype.category < dt.FLOAT:
-        return cast(x, dt.default_float)
-    return x
+_float = _family.as_float
 
 
-def _float_unary(prim, name=None):
-    def fn(x):
-        if not isinstance(x, ArrayBase) or x.dtype.category < dt.FLOAT:
-            x = _float(x)
-        return prim.bind(x)
-    fn.__name__ = name or prim.name
-    fn.__doc__ = f"Elementwise {prim.name}; integer inputs are promoted to the default float dtype."
-    return fn
+_float_unary = _family.float_unary
 
 
 def _float_binary(prim, name=None):

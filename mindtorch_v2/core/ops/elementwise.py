@@ -98,15 +98,6 @@ def copy(x):
 # unary
 
 
-def _floatify(x):
-    x = _family.as_operand(x)
-    if not _family.is_arraylike(x):
-        return _family.scalar_array(x, dt.result_type(x, 0.0), _family._cpu)
-    if x.dtype.category < dt.FLOAT:
-        return cast(x, dt.default_float)
-    return x
-
-
 def _stable_sigmoid(x):
     if x.dtype.kind == "c":
         with np.errstate(all="ignore"):
@@ -277,14 +268,7 @@ def bitwise_not(x):
     return bitwise_not_p.bind(_family.as_operand(x))
 
 
-def _float_unary(prim):
-    def fn(x):
-        if not isinstance(x, ArrayBase) or x.dtype.category < dt.FLOAT:
-            x = _floatify(x)
-        return prim.bind(x)
-    fn.__name__ = prim.name
-    fn.__doc__ = f"Elementwise {prim.name}; integer inputs are promoted to the default float dtype."
-    return fn
+_float_unary = _family.float_unary
 
 
 exp = _float_unary(exp_p)

@@ -19,7 +19,7 @@ from .elementwise import cast, eq, logical_xor, lt, pow, sub, where
 from .indexing import take
 from .reduction import cumsum
 from .search import searchsorted
-from .shape import (broadcast_to, concatenate, expand_dims, flip, moveaxis, pad, reshape, slice_axis,
+from .shape import (broadcast_to, concatenate, expand_dims, flip, pad, reshape, slice_axis,
                     slice_scatter_p, squeeze, stack, transpose)
 
 __all__ = [

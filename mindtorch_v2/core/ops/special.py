@@ -22,7 +22,7 @@ from . import _family
 from ._family import binary, broadcast_shapes, elementwise_rule, promote, same_dtype, unary, unary_rule
 from .composite import log_softmax, logsumexp, softmax
 from .elementary import _float, _quiet, _xo_unary, i0, i0e, i1, i1e, isnan, series_near_zero, sinc
-from .elementwise import (abs, add, cast, div, eq, erf, exp, gt, log, log1p, logical_and, logical_not, lt, mul, ne, neg,
+from .elementwise import (abs, add, div, eq, erf, exp, gt, log, log1p, logical_and, logical_not, lt, mul, neg,
                           reciprocal, sigmoid, sin, sub, where)
 
 __all__ = [
@@ -44,13 +44,9 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def _fn(prim, name=None):
-    def fn(x):
-        if not isinstance(x, ArrayBase) or x.dtype.category < dt.FLOAT:
-            x = _float(x)
-        return prim.bind(x)
-    fn.__name__ = name or prim.name
-    fn.__doc__ = f"Elementwise {fn.__name__} (scipy.special.{prim.name}); integers become the default float."
-    return fn
+    name = name or prim.name
+    return _family.float_unary(prim, name, f"Elementwise {name} (scipy.special.{prim.name}); integers become the "
+                                           "default float.")
 
 
 def _fn2(prim):
