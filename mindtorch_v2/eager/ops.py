@@ -147,12 +147,12 @@ def square(input):
     return _square(input.to(_dt.int64) if input.dtype is _dt.bool_ else input)  # torch: pow(x, 2)
 
 
-@torch_op(out=True)
+@torch_op(inplace=True, out=True)
 def log2(input):
     return _w(core.log2(_t(input)))
 
 
-@torch_op(out=True)
+@torch_op(inplace=True, out=True)
 def log10(input):
     return _w(core.log10(_t(input)))
 
@@ -725,7 +725,7 @@ def take(input, index):
     return _w(core.take(_t(input), _index(index)))
 
 
-@torch_op
+@torch_op(out=True)
 def take_along_dim(input, indices, dim=None):
     x = _t(input)
     if dim is None:
