@@ -1,4 +1,6 @@
 """matmul with NumPy semantics: vectors, matrices, broadcast batches; errors; gradients."""
+import math
+
 import numpy as np
 import pytest
 
@@ -72,3 +74,20 @@ def test_matmul_jvp_is_product_rule():
     tb = core.asarray([[0.0, 1.0], [0.0, 0.0]])
     out, t = core.jvp(lambda x, y: x @ y, (a, b), (ta, tb))
     np.testing.assert_allclose(np.asarray(t), np.asarray(ta) @ np.asarray(b) + np.asarray(a) @ np.asarray(tb))
+
+
+def test_linalg_diagonal_and_trace_ignore_non_finite_off_diagonal_entries():
+    x = core.asarray([[1.0, math.inf], [math.nan, 2.0]])
+    assert float(core.linalg.trace(x)) == 3.0
+    np.testing.assert_array_equal(np.asarray(core.linalg.diagonal(x)), [1.0, 2.0])
+    b = core.asarray(np.arange(24.0).reshape(2, 3, 4))
+    np.testing.assert_array_equal(np.asarray(core.linalg.diagonal(b, offset=1)),
+                                  np.diagonal(np.arange(24.0).reshape(2, 3, 4), 1, -2, -1))
+    with pytest.raises(TypeError):
+        core.linalg.diagonal(b, 1)  # offset is keyword-only (the Array API signature)
+
+
+def test_det_jvp_at_a_singular_matrix_is_the_cofactor_contraction():
+    a = core.asarray([[1.0, 2.0], [2.0, 4.0]], dtype=core.float64)
+    _, t = core.jvp(core.linalg.det, (a,), (core.ones((2, 2), dtype=core.float64),))
+    assert float(t) == pytest.approx(1.0)  # sum of the cofactors [[4, -2], [-2, 1]]

@@ -228,6 +228,53 @@ VALUE_CASES = {
 }
 
 
+def _message(f):
+    """The message of the error f raises (compared word for word; the type is compared by the error cases)."""
+    try:
+        f()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
+
+VALUE_CASES.update({
+    # review mends
+    "trace_diagonal_inf_offdiagonal": (lambda L, a: (L.trace(a), L.linalg.diagonal(a), L.linalg.diagonal(a, offset=1)),
+                                       np.array([[1.0, np.inf], [np.nan, 2.0]])),
+    "lu_factor_ex_info": (lambda L, a: (lambda r: (type(r).__name__, tuple(r)))(L.linalg.lu_factor_ex(a)),
+                          np.stack([np.eye(2), SINGULAR])),
+    "lu_factor_ex_info_rect": (lambda L, a, b: (tuple(L.linalg.lu_factor_ex(a)), L.linalg.lu_factor_ex(b).info),
+                               np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 2.0]]), np.zeros((3, 2))),
+    "inv_ex_singular_values": (lambda L, a: tuple(L.linalg.inv_ex(a)), np.stack([SINGULAR, np.zeros((2, 2)), np.eye(2)])),
+    "solve_ex_singular_values": (lambda L, a, b: tuple(L.linalg.solve_ex(a, b)), np.stack([SINGULAR, np.zeros((2, 2))]),
+                                 np.array([[1.0], [2.0]])),
+    "ex_check_errors_messages": (lambda L, a: (_message(lambda: L.linalg.inv_ex(a, check_errors=True)),
+                                               _message(lambda: L.linalg.cholesky_ex(-a, check_errors=True)),
+                                               _message(lambda: L.linalg.lu_factor_ex(a * 0, check_errors=True)),
+                                               _message(lambda: L.linalg.lu_factor(L.stack([a, a * 0])))), np.eye(2)),
+    "matrix_power_int": (lambda L, a: (L.linalg.matrix_power(a, 3), L.linalg.matrix_power(a, 0), L.matrix_power(a, 1),
+                                       a.matrix_power(2), L.linalg.matrix_power(a.to(L.int32), 2)),
+                         np.array([[1, 1], [0, 1]])),
+    "vector_norm_empty_messages": (lambda L, a: tuple(_message(lambda: L.linalg.vector_norm(a, o, d))
+                                                      for o in (float("inf"), -float("inf"), -1, -1.5)
+                                                      for d in (None, 1, -1, (0, 1))) +
+                                   tuple(L.linalg.vector_norm(a, o, 0) for o in (float("inf"), -1)), np.zeros((2, 0))),
+    "conjugate_transposes": (lambda L, a, b: (a.mH, a.H, a.adjoint(), b.mH, b.adjoint(), a.real.mH, a.real.H),
+                             cmat(3, 4), cmat(2, 3, 4)),
+    "conjugate_transpose_messages": (lambda L, a: (_message(lambda: a[0, 0].mH), _message(lambda: a[0].H),
+                                                   _message(lambda: a.H), _message(lambda: a[0].adjoint())),
+                                     mat(2, 3, 4)),
+    "return_type_names": (lambda L, a, s: tuple(type(r).__name__ + ":" + repr(r).split("(")[0] for r in (
+        L.linalg.svd(a), L.linalg.eigh(s), L.linalg.eig(s), L.linalg.qr(a), L.linalg.slogdet(s), L.linalg.lu_factor(s),
+        L.linalg.lu_factor_ex(s), L.linalg.lstsq(a, a), L.linalg.inv_ex(s), L.linalg.cholesky_ex(s),
+        L.linalg.solve_ex(s, s), L.linalg.lu(s), L.svd(a), L.qr(a), L.slogdet(s),
+        L.triangular_solve(s, s))), mat(3, 2), spd(2, 2)),
+    "linalg_has_no_trace": (lambda L: hasattr(L.linalg, "trace"),),
+})
+
+
 @pytest.mark.parametrize("name", sorted(VALUE_CASES))
 def test_values_match_torch(name):
     fn, *args = VALUE_CASES[name]
@@ -249,6 +296,12 @@ def test_return_type_fields_match_torch():
 
 
 ERROR_CASES = {
+    "matrix_power_int_negative": (lambda L, a: L.linalg.matrix_power(a, -1), np.array([[1, 1], [0, 1]])),
+    "lu_factor_singular": (lambda L, a: L.linalg.lu_factor(a), SINGULAR),
+    "inv_ex_check_errors": (lambda L, a: L.linalg.inv_ex(a, check_errors=True), SINGULAR),
+    "cholesky_ex_check_errors": (lambda L, a: L.linalg.cholesky_ex(a, check_errors=True), -np.eye(2)),
+    "vector_norm_empty_inf": (lambda L, a: L.linalg.vector_norm(a, float("inf")), np.zeros(0)),
+    "H_of_3d": (lambda L, a: a.H, np.ones((2, 3, 4))),
     "inv_singular": (lambda L, a: L.linalg.inv(a), np.ones((2, 2))),
     "inv_singular_batch": (lambda L, a: L.linalg.inv(a), np.stack([np.eye(2), np.zeros((2, 2))])),
     "inverse_singular": (lambda L, a: L.inverse(a), np.zeros((3, 3))),
@@ -388,6 +441,29 @@ GRAD_CASES = {
                       + L.linalg.matrix_norm(a, 1) + L.linalg.vector_norm(a, 3) + L.linalg.vector_norm(a, float("inf")),
                       cmat(4, 3)),
 }
+
+
+def test_det_gradient_at_singular_matrices_is_the_cofactor_matrix():
+    """torch 2.13's double-backward path (create_graph=True, as torch.func) gives the cofactors, and their
+    gradient; its plain backward gives zeros there (wrong: det is a polynomial), which we do not copy. (Second
+    order at rank <= n - 2, e.g. the zero matrix, is nan here: the SVD's derivative at repeated zeros.)"""
+    def grads(L, a):
+        a.requires_grad_(True)
+        g, = L.autograd.grad(L.linalg.det(a).sum(), a, create_graph=True)
+        return g, L.autograd.grad((g * L.from_numpy(_w((2, 2, 2)))).sum(), a)[0]
+    compare(grads, np.stack([SINGULAR, np.array([[2.0, 1.0], [-4.0, -2.0]])]), rtol=1e-6, atol=1e-8)
+
+
+def test_det_backward_at_singular_matrices_is_the_cofactor_matrix():
+    x = mt.tensor([[1.0, 2.0], [2.0, 4.0]], requires_grad=True)
+    mt.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[4.0, -2.0], [-2.0, 1.0]], rtol=1e-6)
+    x = mt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], dtype=mt.float64, requires_grad=True)
+    mt.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[-3.0, 6.0, -3.0], [6.0, -12.0, 6.0], [-3.0, 6.0, -3.0]], atol=1e-9)
+    x = mt.zeros(2, 3, 3, dtype=mt.float64, requires_grad=True)
+    mt.linalg.det(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((2, 3, 3)))
 
 
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))

@@ -97,9 +97,14 @@ def _square(draw, kind="general", max_n=4):
         a = 0.5 * rng.standard_normal(batch + (n, n))
         if c:
             a = a + 0.5j * rng.standard_normal(a.shape)
+    elif kind == "singular":  # rank n - 1, the other singular values apart: det's cofactor (SVD) branch
+        c = False  # complex svd's phase term divides by the zero singular value at second order
+        u, v = _orthogonal(rng, batch, n), _orthogonal(rng, batch, n)
+        sv = np.concatenate([_separated(rng, batch, n - 1, 0.5)[..., ::-1], np.zeros(batch + (1,))], -1)
+        a = (u * sv[..., None, :]) @ _H(v)
     else:
         a = _conditioned(rng, batch, n, n, c)
-    if draw(st.booleans(), label="single") and kind != "small":
+    if draw(st.booleans(), label="single") and kind not in ("small", "singular"):
         return Sample((a.astype(np.complex64 if c else np.float32),))
     return Sample((a,), diff=(0,))
 
@@ -107,7 +112,7 @@ def _square(draw, kind="general", max_n=4):
 register(core.linalg.cholesky_p, _square("spd"))
 register(core.linalg.eigh_p, _square("sym"))
 register(core.linalg.inv_p, _square())
-register(core.linalg.det_p, _square())
+register(core.linalg.det_p, st.one_of(_square(), _square("singular")))
 register(core.linalg.slogdet_p, _square())
 register(core.linalg.expm_p, _square("small"))
 register(core.linalg.eig_p, _square("eig"))

@@ -24,9 +24,10 @@ from ..primitive import Primitive
 from . import _family
 from ._family import broadcast_shapes, move_to_front, sum_to_shape
 from .creation import arange, eye
-from .elementwise import (abs, add, cast, conj, div, eq, ge, imag, le, logical_or, mul, neg, real, sub, where)
+from .elementwise import (abs, add, cast, conj, div, eq, ge, imag, le, logical_or, lt, mul, neg, real,
+                          stop_gradient, sub, where)
 from .layout import diag_embed, diagonal
-from .reduction import max, sum
+from .reduction import max, prod, sum
 from .shape import concatenate, expand_dims, reshape, slice_axis, swapaxes
 
 __all__ = [
@@ -474,7 +475,12 @@ def _solve_cpu(a, b):
 
 
 # ---------------------------------------------------------------------------
-# determinants: d det = det tr(A^{-1} dA), d log|det| = tr(A^{-1} dA)
+# determinants: d det = tr(C^T dA) with C = adj(A)^T the cofactor matrix (its VJP: g C), d log|det| =
+# tr(A^{-1} dA). C = det A^{-T} where A is invertible; where |det| < 100 eps (torch's linalg_det_backward mask)
+# it comes from the SVD A = U S Vh, adj = adj(Vh) adj(S) adj(U):
+#   C = det(U) det(Vh) conj(U) diag(prod_{j != i} S_j) conj(Vh)
+# (finite and exact at singular A: the cofactors of [[1, 2], [2, 4]] are [[4, -2], [-2, 1]]). Both branches
+# are computed and selected with `where`: a branch on the values would not trace (the SVD is the price).
 
 
 def _det_meta(a):
@@ -486,10 +492,23 @@ def _inv_T(a):
     return _mT(inv_p.bind(a)[0])
 
 
+def _cofactor(a, det):
+    """adj(a)^T, the derivative of det at a (batched)."""
+    U, S, Vh = svd_p.bind(a, full_matrices=False)
+    n = S.shape[-1]
+    others = prod(where(eq(_eye(n, S), 1.0), 1.0, expand_dims(S, -2)), -1)  # prod_{j != i} S_j, no division
+    unit = mul(det_p.bind(U), det_p.bind(Vh))
+    singular = mul(expand_dims(expand_dims(unit, -1), -1), _mm(mul(conj(U), _as(expand_dims(others, -2), U)), conj(Vh)))
+    eps = float(np.finfo(a.dtype.to_real().np).eps)
+    mask = expand_dims(expand_dims(stop_gradient(lt(abs(det), 100.0 * eps)), -1), -1)
+    invertible = where(mask, _eye(a.shape[-1], a), a)  # no inf * 0 in the branch `where` drops
+    return where(mask, singular, mul(expand_dims(expand_dims(det, -1), -1), _inv_T(invertible)))
+
+
 det_p = Primitive(
     "det", _det_meta, vjp_reads=(0, "out"),
-    vjp=(lambda g, out, a: mul(expand_dims(expand_dims(mul(g, out), -1), -1), _inv_T(a)),),
-    jvp=lambda ts, out, a: mul(out, _trace(_mm(inv_p.bind(a)[0], ts[0]))))
+    vjp=(lambda g, out, a: mul(expand_dims(expand_dims(g, -1), -1), _cofactor(a, out)),),
+    jvp=lambda ts, out, a: sum(mul(_cofactor(a, out), ts[0]), (-2, -1)))
 det_p.batch = _front_batch(det_p)
 
 
