@@ -35,8 +35,8 @@ def inv(A):
     return _w(res)
 
 
-@torch_op(method=False)
-def inv_ex(A, *, check_errors=False, out=None):
+@torch_op(method=False, out=True)
+def inv_ex(A, *, check_errors=False):
     A = check_square("linalg.inv", A)
     res, info = _L.inv_info(A)
     if check_errors:
@@ -65,8 +65,8 @@ def solve(A, B, *, left=True):
     return _w(x)
 
 
-@torch_op(method=False)
-def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+@torch_op(method=False, out=True)
+def solve_ex(A, B, *, left=True, check_errors=False):
     A, B = _solve_args(A, B, left)
     x, info = _L.solve_info(A, B, left)
     if check_errors:
@@ -94,16 +94,16 @@ def cholesky(A, *, upper=False):
     return L
 
 
-@torch_op(method=False)
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+@torch_op(method=False, out=True)
+def cholesky_ex(A, *, upper=False, check_errors=False):
     L, info = cholesky_factor("linalg.cholesky", A, upper)
     if check_errors:
         raise_from_info(info, lambda prefix, k: cholesky_message(prefix, k, "linalg.cholesky_ex"))
     return _rt.linalg_cholesky_ex(L, _w(info))
 
 
-@torch_op(method=False)
-def qr(A, mode="reduced", *, out=None):
+@torch_op(method=False, out=True)
+def qr(A, mode="reduced"):
     A = check_matrix("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
@@ -114,8 +114,8 @@ def qr(A, mode="reduced", *, out=None):
     return _rt.linalg_qr(_w(Q), _w(R))
 
 
-@torch_op(method=False)
-def svd(A, full_matrices=True, *, driver=None, out=None):
+@torch_op(method=False, out=True)
+def svd(A, full_matrices=True, *, driver=None):
     A = check_matrix("linalg.svd", A)
     U, S, Vh = _w(_L.svd(A, full_matrices))
     U, Vh = svd_phase_checked(U, Vh)
@@ -134,8 +134,8 @@ def _uplo(UPLO):
     return UPLO
 
 
-@torch_op(method=False)
-def eigh(A, UPLO="L", *, out=None):
+@torch_op(method=False, out=True)
+def eigh(A, UPLO="L"):
     A = check_square("linalg.eigh", A)
     w, V = _w(_L.eigh(A, _uplo(UPLO)))
     return _rt.linalg_eigh(w, eig_phase_checked(V, "linalg_eigh_backward"))
@@ -154,8 +154,8 @@ def _eig_input(name, A):
     return A
 
 
-@torch_op(method=False)
-def eig(A, *, out=None):
+@torch_op(method=False, out=True)
+def eig(A):
     """(eigenvalues, eigenvectors), complex; unit eigenvectors with their largest component real positive."""
     A = _eig_input("linalg.eig", A)
     L, V = _w(_L.eig(A))
@@ -169,8 +169,8 @@ def eigvals(A):
     return _w(_L.eigvals(A))
 
 
-@torch_op(method=False)
-def slogdet(A, *, out=None):
+@torch_op(method=False, out=True)
+def slogdet(A):
     A = check_square("linalg.slogdet", A)
     return _rt.linalg_slogdet(*_w(_L.slogdet(A)))
 
@@ -330,14 +330,14 @@ def _lu_factor(name, A, pivot, check_errors):
     return _w(LU), _w(piv), _w(info)
 
 
-@torch_op(method=False)
-def lu_factor(A, *, pivot=True, out=None):
+@torch_op(method=False, out=True)
+def lu_factor(A, *, pivot=True):
     """(LU, pivots); a zero pivot raises torch's RuntimeError (lu_factor_ex reports it in info)."""
     return _rt.linalg_lu_factor(*_lu_factor("linalg.lu_factor", A, pivot, True)[:2])
 
 
-@torch_op(method=False)
-def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+@torch_op(method=False, out=True)
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
     """(LU, pivots, info): info 0, or k where U[k, k] (1-based) is the first zero pivot, as LAPACK's getrf."""
     return _rt.linalg_lu_factor_ex(*_lu_factor("linalg.lu_factor_ex", A, pivot, check_errors))
 
@@ -349,8 +349,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     return _w(_L.lu_solve(LU, _t(pivots), B, left=left, adjoint=adjoint))
 
 
-@torch_op(method=False)
-def lu(A, *, pivot=True, out=None):
+@torch_op(method=False, out=True)
+def lu(A, *, pivot=True):
     A = check_matrix("linalg.lu", A)
     if not pivot:
         raise RuntimeError("linalg.lu: LU without pivoting is not implemented on the CPU")

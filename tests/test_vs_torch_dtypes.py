@@ -237,3 +237,26 @@ def test_complex_order_and_norms():
     check(lambda L: L.inner(L.ones(3), L.ones(2)))
     check(lambda L: L.tensor(1.0).view(L.int32))
     check(lambda L: L.ones(2, requires_grad=True).view(L.float32).requires_grad)
+
+
+def test_linalg_out_tuples_are_written_not_ignored():
+    A = [[2.0, 1.0], [1.0, 3.0]]
+
+    def qr_out(L):
+        q, r = L.empty(0), L.empty(0)
+        res = L.linalg.qr(L.tensor(A), out=(q, r))
+        return [q, r, res.Q is q]
+    check(qr_out)
+
+    def det_out(L):
+        o = L.empty(0)
+        L.linalg.det(L.tensor(A), out=o)
+        return o
+    check(det_out)
+
+    def eigh_out(L):
+        w, v = L.empty(0), L.empty(0)
+        L.linalg.eigh(L.tensor(A), out=(w, v))
+        return [w, v.abs()]
+    check(eigh_out)
+    check(lambda L: L.linalg.qr(L.tensor(A), out=L.empty(0)))

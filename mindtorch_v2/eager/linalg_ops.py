@@ -202,7 +202,7 @@ tensor_method(property(_H), "H")
 # the top-level names
 
 
-@torch_op
+@torch_op(out=True)
 def det(input):
     A = check_square("linalg.det", input)
     return _w(_L.det(A))
@@ -351,8 +351,8 @@ def linalg_cross(input, other, *, dim=-1):
     return _w(_L.cross(a, b, d))
 
 
-@torch_op(method=False)
-def chain_matmul(*matrices, out=None):
+@torch_op(method=False, out=True)
+def chain_matmul(*matrices):
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                   "torch.linalg.multi_dot instead", UserWarning, stacklevel=2)
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
@@ -360,11 +360,7 @@ def chain_matmul(*matrices, out=None):
     for m in matrices:
         if _t(m).ndim != 2:
             raise RuntimeError(f"Tensor dimension is {_t(m).ndim}, expected 2 instead.")
-    res = _w(_L.multi_dot([_t(m) for m in matrices]))
-    if out is not None:
-        out.copy_(res)
-        return out
-    return res
+    return _w(_L.multi_dot([_t(m) for m in matrices]))
 
 
 @torch_op(method=False, out=True)
