@@ -10,7 +10,7 @@ import math
 
 from .. import core
 from ..core import dtypes as _dt
-from .declare import torch_op, write_out
+from .declare import torch_op, write_out_tuple
 from . import return_types
 from .ops import _axis, _t, _w, mean, std, var
 from .tensor import Tensor, UnsupportedDTypeError, _dim
@@ -32,21 +32,11 @@ def _is_float(x):
     return x.dtype.category == _FLOAT
 
 
-def _write_pair(name, out, res, rtype):
-    """out=(a, b) for an op returning a pair: each written as a single out= would be."""
-    if not (isinstance(out, (tuple, list)) and len(out) == 2 and all(isinstance(o, Tensor) for o in out)):
-        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
-    if any(r._rg for r in res):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad.")
-    return rtype(write_out(name, out[0], res[0]), write_out(name, out[1], res[1]))
-
-
 def _pair_op(name, rtype, compute):
     """A torch function returning `rtype` (values, indices), with out= as a pair."""
     def op(*args, out=None, **kwargs):
         res = rtype(*(_w(r) for r in compute(*args, **kwargs)))
-        return res if out is None else _write_pair(name, out, res, rtype)
+        return res if out is None else write_out_tuple(name, out, res)
     op.__name__ = name
     return op
 
