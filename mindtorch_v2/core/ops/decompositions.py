@@ -65,25 +65,30 @@ def _matmul_jvp(ts, out, a, b):
     return _family.broadcast_to_shape(res, out.shape)
 
 
+def _two_batch(prim):
+    """Batching rule of a two-input primitive whose batch dims broadcast (as matmul's)."""
+    def rule(vals, bdims, **params):
+        ranks = [len(v.shape) - (d is not None) for v, d in zip(vals, bdims)]
+        rank = builtins.max(ranks)
+        args = []
+        for v, d, r in zip(vals, bdims, ranks):
+            if d is not None:
+                v = move_to_front(v, d)
+                if r < rank:
+                    v = reshape(v, (v.shape[0],) + (1,) * (rank - r) + tuple(v.shape[1:]))
+            args.append(v)
+        out = prim.bind(*args, **params)
+        return out, ((0,) * len(out) if prim.multiple_results else 0)
+    return rule
+
+
 matmul_p = Primitive(
     "matmul", _matmul_meta, vjp_reads=((1,), (0,)), jvp=_matmul_jvp,
     vjp=(lambda g, out, a, b: sum_to_shape(matmul_p.bind(g, _mT(b)), a.shape),
          lambda g, out, a, b: sum_to_shape(matmul_p.bind(_mT(a), g), b.shape)))
-def _matmul_batch(vals, bdims):
-    """Batch axis first on batched operands, logical ranks aligned; numpy broadcasting does the rest."""
-    ranks = [len(v.shape) - (d is not None) for v, d in zip(vals, bdims)]
-    rank = builtins.max(ranks)
-    args = []
-    for v, d, r in zip(vals, bdims, ranks):
-        if d is not None:
-            v = move_to_front(v, d)
-            if r < rank:
-                v = reshape(v, (v.shape[0],) + (1,) * (rank - r) + tuple(v.shape[1:]))
-        args.append(v)
-    return matmul_p.bind(*args), 0
+matmul_p.batch = _two_batch(matmul_p)
 
 
-matmul_p.batch = _matmul_batch
 @matmul_p.def_impl("cpu")
 def _matmul_cpu(a, b):
     if not (a.size and b.size):
@@ -233,21 +238,6 @@ def _front_batch(prim):
     return rule
 
 
-def _two_batch(prim):
-    """Batching rule of a two-input primitive whose batch dims broadcast (as matmul's)."""
-    def rule(vals, bdims, **params):
-        ranks = [len(v.shape) - (d is not None) for v, d in zip(vals, bdims)]
-        rank = builtins.max(ranks)
-        args = []
-        for v, d, r in zip(vals, bdims, ranks):
-            if d is not None:
-                v = move_to_front(v, d)
-                if r < rank:
-                    v = reshape(v, (v.shape[0],) + (1,) * (rank - r) + tuple(v.shape[1:]))
-            args.append(v)
-        out = prim.bind(*args, **params)
-        return out, ((0,) * len(out) if prim.multiple_results else 0)
-    return rule
 
 
 def _per_matrix(fn, *arrays, batch):

@@ -80,32 +80,29 @@ def _with_initial(out, axis, value):
     return concatenate([first, out], axis)
 
 
-def cumulative_sum(x, axis=None, dtype=None, include_initial=False):
-    """jax.numpy.cumulative_sum: cumsum along `axis` (required unless x is 1-D), optionally with the
-    empty sum 0 first."""
-    x = _operand(x)
+def _cumulative_axis(name, x, axis):
+    """The axis of jax.numpy's cumulative_* functions: required unless x is 1-D; 0-d arrays refused."""
     if axis is None:
         if x.ndim > 1:
-            raise ValueError(f"cumulative_sum: axis must be given for an array of {x.ndim} dimensions")
+            raise ValueError(f"{name}: axis must be given for an array of {x.ndim} dimensions")
         axis = 0
     if x.ndim == 0:
-        raise ValueError("cumulative_sum: an array of at least one dimension is required")
-    axis = normalize_axis(axis, x.ndim, "cumulative_sum")
+        raise ValueError(f"{name}: an array of at least one dimension is required")
+    return normalize_axis(axis, x.ndim, name)
+
+
+def cumulative_sum(x, axis=None, dtype=None, include_initial=False):
+    """jax.numpy.cumulative_sum: cumsum along `axis`, optionally with the empty sum 0 first."""
+    x = _operand(x)
+    axis = _cumulative_axis("cumulative_sum", x, axis)
     out = cumsum(x if dtype is None else cast(x, dtype), axis)
     return _with_initial(out, axis, 0) if include_initial else out
 
 
 def cumulative_prod(x, axis=None, dtype=None, include_initial=False):
-    """jax.numpy.cumulative_prod: cumprod along `axis` (required unless x is 1-D), optionally with the
-    empty product 1 first."""
+    """jax.numpy.cumulative_prod: cumprod along `axis`, optionally with the empty product 1 first."""
     x = _operand(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"cumulative_prod: axis must be given for an array of {x.ndim} dimensions")
-        axis = 0
-    if x.ndim == 0:
-        raise ValueError("cumulative_prod: an array of at least one dimension is required")
-    axis = normalize_axis(axis, x.ndim, "cumulative_prod")
+    axis = _cumulative_axis("cumulative_prod", x, axis)
     out = cumprod(x, axis, dtype)
     return _with_initial(out, axis, 1) if include_initial else out
 

@@ -114,6 +114,16 @@ def _nan_count(x, axis):
     return sum(_isnan(x), axis, keepdims=True)
 
 
+def _select_at(x, axis, pos, keepdims, flat, ndim):
+    """(values, indices) at sorted position `pos` along `axis`; `flat`: x was raveled from `ndim` dims."""
+    out = _select(x, axis, _positions(x, axis, pos), keepdims and not flat, ndim if not flat else 1)
+    if flat and keepdims:
+        return tuple(reshape(o, (1,) * ndim) for o in out)
+    if flat:
+        return tuple(reshape(o, ()) for o in out)
+    return out
+
+
 def median_low(x, axis=None, keepdims=False):
     """(values, indices): the lower median along `axis` (of the flattened array when None) and its
     index, as torch.median; a slice holding nan gives nan and the index of its first nan."""
@@ -124,12 +134,7 @@ def median_low(x, axis=None, keepdims=False):
     n = x.shape[axis]
     nans = _nan_count(x, axis)
     pos = (n - 1) // 2 if nans is None else where(eq(nans, 0), (n - 1) // 2, sub(n, nans))
-    out = _select(x, axis, _positions(x, axis, pos), keepdims and not flat, ndim if not flat else 1)
-    if flat and keepdims:
-        out = tuple(reshape(o, (1,) * ndim) for o in out)
-    elif flat:
-        out = tuple(reshape(o, ()) for o in out)
-    return out
+    return _select_at(x, axis, pos, keepdims, flat, ndim)
 
 
 def nanmedian_low(x, axis=None, keepdims=False):
@@ -142,12 +147,7 @@ def nanmedian_low(x, axis=None, keepdims=False):
     nans = _nan_count(x, axis)
     n = x.shape[axis]
     pos = (n - 1) // 2 if nans is None else maximum(floor_divide(sub(sub(n, nans), 1), 2), 0)
-    out = _select(x, axis, _positions(x, axis, pos), keepdims and not flat, ndim if not flat else 1)
-    if flat and keepdims:
-        out = tuple(reshape(o, (1,) * ndim) for o in out)
-    elif flat:
-        out = tuple(reshape(o, ()) for o in out)
-    return out
+    return _select_at(x, axis, pos, keepdims, flat, ndim)
 
 
 # ---------------------------------------------------------------------------
