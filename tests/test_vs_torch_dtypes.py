@@ -260,3 +260,10 @@ def test_linalg_out_tuples_are_written_not_ignored():
         return [w, v.abs()]
     check(eigh_out)
     check(lambda L: L.linalg.qr(L.tensor(A), out=L.empty(0)))
+
+
+def test_ldexp_computes_in_the_promoted_floating_dtype():
+    check(lambda L: L.ldexp(L.tensor([1.0], dtype=L.float16), L.tensor([20])))
+    check(lambda L: L.ldexp(L.tensor([1.0], dtype=L.float16), L.tensor([3.0])))
+    check(lambda L: L.ldexp(L.tensor([1]), L.tensor([3])))
+    check(lambda L: L.ldexp(L.tensor([1.0], dtype=L.float64), L.tensor([3.0])))

@@ -138,8 +138,12 @@ def copysign(input, other):
 
 @torch_op(inplace=True, out=True)
 def ldexp(input, other):
-    """input * 2**other, as torch computes it: the power in other's (floating) dtype, then the product."""
-    return _w(core.mul(_t(input), core.exp2(other)))
+    """input * 2**other in the operands' promoted floating dtype (float16 * 2**20 overflows, as in torch)."""
+    x, e = _t(input), _t(other)
+    dtype = _dt.result_type(x, e)
+    if dtype.category < _dt.FLOAT:
+        dtype = _dt.default_float
+    return _w(core.mul(core.cast(x, dtype), core.exp2(core.cast(e, dtype))))
 
 
 @torch_op(inplace=True, out=True)
