@@ -138,12 +138,12 @@ def copysign(input, other):
 
 @torch_op(inplace=True, out=True)
 def ldexp(input, other):
-    """input * 2**other in the operands' promoted floating dtype (float16 * 2**20 overflows, as in torch)."""
+    """input * 2**other as torch computes it: the power in other's dtype when floating, else in input's
+    floating dtype (float16 * 2**20 overflows), else the default float; then the product."""
     x, e = _t(input), _t(other)
-    dtype = _dt.result_type(x, e)
-    if dtype.category < _dt.FLOAT:
-        dtype = _dt.default_float
-    return _w(core.mul(core.cast(x, dtype), core.exp2(core.cast(e, dtype))))
+    if e.dtype.category < _dt.FLOAT:
+        e = core.cast(e, x.dtype if x.dtype.category >= _dt.FLOAT else _dt.default_float)
+    return _w(core.mul(x, core.exp2(e)))
 
 
 @torch_op(inplace=True, out=True)
