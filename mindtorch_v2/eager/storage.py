@@ -4,6 +4,7 @@
 Writing replaces `value`; the counter is bumped once per in-place op and is
 shared by every Tensor viewing this storage.
 """
+from ..core import Array
 
 
 class VersionCounter:
@@ -25,6 +26,14 @@ class Storage:
 
     def nbytes(self):
         return self.value.size * self.value.dtype.itemsize
+
+    def __reduce__(self):
+        """Pickle as a plain Storage of the current value (a new version counter on load). Pickle's memo
+        then gives every tensor viewing this storage in one pickle the same storage back."""
+        value = self.value
+        if type(value) is not Array:
+            raise RuntimeError("cannot pickle a tensor whose value is traced (inside a torch.func transform)")
+        return (Storage, (value,))
 
 
 class DetachedPartStorage(Storage):

@@ -7,7 +7,9 @@ Views share the Storage, hence its value and version counter. Autograd state:
 `_grad`, and for views `_base` plus the storage version their history matches.
 """
 import copy as _copy
+import pickle
 import weakref
+from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 
@@ -135,6 +137,12 @@ def contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+_DEEPCOPY_NON_LEAF = ("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
+                      "moment.  If you were attempting to deepcopy a module, this may be because of a "
+                      "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
+_CROSS_PROCESS_NON_LEAF = ("Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd does "
+                           "not support crossing process boundaries.  If you just want to transfer the data, call "
+                           "detach() on the tensor before serializing (e.g., putting it on the queue).")
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
@@ -397,21 +405,35 @@ class Tensor:
         return str(self)
 
     def __deepcopy__(self, memo):
-        """An independent copy (same dtype, requires_grad, subclass and a copied .grad)."""
+        """An independent leaf copy (same dtype, geometry, requires_grad, subclass, attributes and a copied .grad).
+
+        Tensors viewing one storage copied under one memo share one new storage, as in torch."""
         if id(self) in memo:
             return memo[id(self)]
-        new = Tensor._from_value(self._value())
-        if type(self) is not Tensor:
-            new.__class__ = type(self)
-        new._rg = self._rg and self._grad_fn is None
-        if self._grad is not None:
-            new._grad = Tensor._from_value(self._grad._value())
-        new.__dict__.update({k: _copy.deepcopy(v, memo) for k, v in self.__dict__.items()})
+        if self._grad_fn is not None:
+            raise RuntimeError(_DEEPCOPY_NON_LEAF)
+        storage = memo.get(id(self._storage))
+        if storage is None:
+            storage = Storage(self._storage.value)  # the value is immutable: a new Storage is a copy
+            memo[id(self._storage)] = storage
+            memo.setdefault(id(memo), []).append(self._storage)  # keep the key's object alive, as copy does
+        new = _rebuild_tensor(storage, self._shape, self._geometry()[1], self._offset, False, type(self))
+        new._rg = self._rg
         memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = _copy.deepcopy(self._grad, memo)
+        for k, v in self.__dict__.items():
+            new.__dict__[k] = _copy.deepcopy(v, memo)
         return new
 
     def __reduce_ex__(self, protocol):
-        raise TypeError("mindtorch_v2 tensors are saved with torch.save (a zip of .npy files), not pickle")
+        """Pickle as (storage, geometry, requires_grad, class, attributes); the grad is not pickled.
+
+        The Storage is pickled as an object of its own, so views of one base pickled together share one
+        storage again. A non-leaf requiring grad unpickles as a leaf requiring grad (torch does the same)."""
+        state = self.__dict__
+        args = (self._storage, self._shape, self._geometry()[1], self._offset, self._rg, type(self))
+        return (_rebuild_tensor, args, dict(state)) if state else (_rebuild_tensor, args)
 
     # ------------------------------------------------------------------
     # autograd
@@ -568,6 +590,39 @@ def _alias_leaf(node, value):
     t._acc = node
     t._rg = True
     return t
+
+
+def _rebuild_tensor(storage, shape, strides, offset, requires_grad, cls):
+    """The tensor of class `cls` viewing `storage` with this geometry: a leaf with no grad (unpickling)."""
+    t = object.__new__(cls)
+    t._storage = storage
+    t._shape = tuple(shape)
+    t._strides = tuple(strides)
+    t._offset = offset
+    base_shape = tuple(storage.value.shape)
+    t._full = offset == 0 and t._shape == base_shape and t._strides == contiguous_strides(base_shape)
+    if t._full:
+        t._strides = None
+    t._base = None
+    t._grad_fn = None
+    t._output_nr = 0
+    t._rg = bool(requires_grad)
+    t._grad = None
+    t._retains_grad = False
+    t._acc = None
+    t._view_version = storage.version.value
+    return t
+
+
+def reduce_for_process(tensor):
+    """multiprocessing's reduction of a tensor (queues, pipes, DataLoader workers): the pickle one, except
+    that a non-leaf requiring grad is refused, since its history cannot cross to another process."""
+    if tensor._rg and tensor._grad_fn is not None:
+        raise RuntimeError(_CROSS_PROCESS_NON_LEAF)
+    return tensor.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+
+
+ForkingPickler.register(Tensor, reduce_for_process)
 
 
 def _dim(d, ndim):

@@ -15,6 +15,15 @@ class Parameter(Tensor):
         p.requires_grad_(bool(requires_grad))
         return p
 
+    def __deepcopy__(self, memo):
+        """A Parameter over a clone of the data with the same requires_grad; as torch, neither the grad
+        nor other attributes are copied (tied weights stay tied through the memo)."""
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(Tensor._from_value(self._value()), self._rg)
+        memo[id(self)] = result
+        return result
+
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
 

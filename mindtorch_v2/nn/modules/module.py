@@ -22,6 +22,11 @@ from ...eager.tensor import Tensor
 from ..parameter import Buffer, Parameter
 
 
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
+               "_forward_hooks_always_called", "_state_dict_hooks", "_state_dict_pre_hooks",
+               "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+
+
 class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     __slots__ = ()
 
@@ -728,4 +733,10 @@ class Module:
         return self.__dict__.copy()
 
     def __setstate__(self, state):
+        """As torch: a state pickled by an older version may lack hook dicts; they start empty."""
         self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            if name not in self.__dict__:
+                object.__setattr__(self, name, collections.OrderedDict())
+        if "_non_persistent_buffers_set" not in self.__dict__:
+            object.__setattr__(self, "_non_persistent_buffers_set", set())

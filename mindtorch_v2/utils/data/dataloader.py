@@ -1,13 +1,18 @@
 """DataLoader and the default collate functions.
 
-Worker processes are not used: `num_workers > 0` is accepted and the batches
-are produced in-process, in the same order they would come from workers with
-`in_order=True`. `get_worker_info()` is therefore always None, as in the main
-process of a torch script, and `worker_init_fn` is never called.
+With `num_workers > 0` batches are fetched and collated in worker processes
+(multiprocessing, the default start method unless `multiprocessing_context`
+says otherwise) and come back in sampler order (`in_order=False` is accepted
+and also gives them in order). `persistent_workers=True` is accepted; workers
+are started anew for every pass all the same. `pin_memory` and `timeout` are
+accepted and ignored.
 """
 import collections.abc
 import copy
+import itertools
 import math
+import multiprocessing
+import queue
 import re
 
 import numpy as np
@@ -16,6 +21,7 @@ from ...eager import creation as _creation
 from ...eager import ops as _ops
 from ...eager.tensor import Tensor
 from .dataset import IterableDataset, Subset, TensorDataset
+from ._worker import ExceptionWrapper, _IterableEnd, get_worker_info, worker_loop
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _draw_seed
 
 _NP_STR_OBJ = re.compile(r"[SaUO]")
@@ -104,11 +110,6 @@ def default_collate(batch):
         except TypeError:
             return [default_collate(samples) for samples in transposed]
     raise TypeError(_COLLATE_ERR.format(type(elem)))
-
-
-def get_worker_info():
-    """Always None: batches are loaded in the main process."""
-    return None
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -214,6 +215,8 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self):
+        if self.num_workers > 0:
+            return _MultiProcessingDataLoaderIter(self)
         return _DataLoaderIter(self)
 
     def __len__(self):
@@ -303,3 +306,147 @@ def _gather(dataset, index):
             return None
         dataset = dataset.dataset
     return [t[index] for t in dataset.tensors]
+
+
+class _Fetcher:
+    """What a worker does per task: fetch the samples of one index batch and collate them (picklable)."""
+
+    def __init__(self, loader):
+        self.auto = loader._auto_collation
+        self.collate = loader.collate_fn
+        self.drop_last = loader.drop_last
+        self.iterable = loader._is_iterable
+
+    def start(self, dataset):
+        return iter(dataset) if self.iterable else dataset
+
+    def __call__(self, state, index):
+        if self.iterable:
+            if not self.auto:
+                return self.collate(next(state))
+            data = list(itertools.islice(state, len(index)))
+            if not data or (self.drop_last and len(data) < len(index)):
+                raise StopIteration
+            return self.collate(data)
+        if not self.auto:
+            return self.collate(state[index])
+        getitems = getattr(state, "__getitems__", None)
+        return self.collate(getitems(index) if callable(getitems) else [state[i] for i in index])
+
+
+class _MultiProcessingDataLoaderIter:
+    """One pass over a DataLoader with worker processes; batches come back in task (sampler) order.
+
+    Up to `prefetch_factor` tasks per worker are outstanding; task i goes to the next worker still
+    active, round robin. Results arriving early wait in `_reorder` until their turn."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self._sampler_iter = iter(loader._index_sampler)
+        self._base_seed = _draw_seed(loader.generator)
+        context = loader.multiprocessing_context
+        if context is None:
+            context = multiprocessing.get_context()
+        elif isinstance(context, str):
+            context = multiprocessing.get_context(context)
+        self._num_workers = loader.num_workers
+        self._result_queue = context.Queue()
+        self._index_queues = []
+        self._workers = []
+        fetch = _Fetcher(loader)
+        for worker_id in range(self._num_workers):
+            index_queue = context.Queue()
+            index_queue.cancel_join_thread()
+            w = context.Process(target=worker_loop, daemon=True,
+                                args=(fetch, loader.dataset, index_queue, self._result_queue, worker_id,
+                                      self._num_workers, self._base_seed + worker_id, loader.worker_init_fn))
+            w.start()
+            self._index_queues.append(index_queue)
+            self._workers.append(w)
+        self._active = [True] * self._num_workers
+        self._next_worker = itertools.cycle(range(self._num_workers))
+        self._send_idx = 0
+        self._rcvd_idx = 0
+        self._task_worker = {}  # task index -> worker, for tasks sent and not yet yielded
+        self._reorder = {}
+        self._num_yielded = 0
+        self._shutdown = False
+        for _ in range(loader.prefetch_factor * self._num_workers):
+            self._try_put_index()
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._loader)
+
+    def _try_put_index(self):
+        try:
+            index = next(self._sampler_iter)
+        except StopIteration:
+            return
+        for _ in range(self._num_workers):
+            worker_id = next(self._next_worker)
+            if self._active[worker_id]:
+                break
+        else:
+            return
+        self._index_queues[worker_id].put((self._send_idx, index))
+        self._task_worker[self._send_idx] = worker_id
+        self._send_idx += 1
+
+    def _get_result(self):
+        while True:
+            try:
+                return self._result_queue.get(timeout=5.0)
+            except queue.Empty:
+                dead = [w.pid for w in self._workers if not w.is_alive()]
+                if dead:
+                    self._shutdown_workers()
+                    raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(map(str, dead))}) exited "
+                                       "unexpectedly") from None
+
+    def __next__(self):
+        while True:
+            while self._rcvd_idx < self._send_idx and self._rcvd_idx not in self._task_worker:
+                self._rcvd_idx += 1  # a task that went to a worker whose iterable had ended
+            if self._rcvd_idx >= self._send_idx:
+                self._shutdown_workers()
+                raise StopIteration
+            if self._rcvd_idx in self._reorder:
+                data = self._reorder.pop(self._rcvd_idx)
+                del self._task_worker[self._rcvd_idx]
+                self._rcvd_idx += 1
+                self._try_put_index()
+                if isinstance(data, ExceptionWrapper):
+                    self._shutdown_workers()
+                    data.reraise()
+                self._num_yielded += 1
+                return data
+            if self._shutdown:
+                raise StopIteration
+            idx, data = self._get_result()
+            if isinstance(data, _IterableEnd):
+                self._active[data.worker_id] = False
+                del self._task_worker[idx]  # its other outstanding tasks answer the same
+                self._try_put_index()
+                continue
+            self._reorder[idx] = data
+
+    def _shutdown_workers(self):
+        if self._shutdown:
+            return
+        self._shutdown = True
+        for q in self._index_queues:
+            q.put(None)
+        for w in self._workers:
+            w.join(timeout=5.0)
+            if w.is_alive():
+                w.terminate()
+        for q in self._index_queues:
+            q.close()
+        self._result_queue.close()
+
+    def __del__(self):
+        if not getattr(self, "_shutdown", True):
+            self._shutdown_workers()
