@@ -34,7 +34,7 @@ CORE_PUBLIC_SUBMODULES = ("mindtorch_v2.core.dtypes", "mindtorch_v2.core.pytree"
                           "mindtorch_v2.core.ops.linalg", "mindtorch_v2.core.ops.special", "mindtorch_v2.core.ops.random")
 # The torch-named modules built on eager: they import from defining modules, never the top package.
 TORCH_FACES = ("mindtorch_v2.nn.*", "mindtorch_v2.optim.*", "mindtorch_v2.utils.*", "mindtorch_v2.func",
-               "mindtorch_v2.autograd.*", "mindtorch_v2.serialization", "mindtorch_v2.fft", "mindtorch_v2.linalg",
+               "mindtorch_v2.autograd.*", "mindtorch_v2.serialization.*", "mindtorch_v2.fft", "mindtorch_v2.linalg",
                "mindtorch_v2.special")
 
 

@@ -1,4 +1,4 @@
-"""torch.save / torch.load without pickle: a zip of .npy arrays plus a JSON description.
+"""The zip+npy+JSON checkpoint format mindtorch_v2 wrote before it wrote PyTorch's: read-only now (see __init__).
 
 Layout of the archive (stored, uncompressed, like torch's own zip format):
 
@@ -36,11 +36,11 @@ import zlib
 import numpy as np
 from numpy.lib import format as _npy
 
-from . import core
-from .core import dtypes as _dt
-from .core.devices import Device
-from .eager import creation as _creation
-from .eager.tensor import Size, Tensor
+from .. import core
+from ..core import dtypes as _dt
+from ..core.devices import Device
+from ..eager import creation as _creation
+from ..eager.tensor import Size, Tensor
 
 FORMAT = "mindtorch_v2.save"
 VERSION = 2  # the newest version written; 1 (no storage records) is still written when it suffices
@@ -65,7 +65,7 @@ def _data_name(index):
     return f"{_PREFIX}tensors/{index}.npy"
 
 
-_PARAMETER_MODULE = __package__ + ".nn.parameter"
+_PARAMETER_MODULE = __package__.rpartition(".")[0] + ".nn.parameter"
 
 
 def _parameter_class(import_it):
@@ -613,3 +613,11 @@ def _load_archive(fh, map_location):
                 f"(this mindtorch reads versions {', '.join(map(str, _READABLE))})")
         _expect(set(doc) == {"format", "version", "tensors", "root"}, f"{_DOC} has keys {sorted(doc)}")
         return _Decoder(zf, doc["tensors"], map_location).decode(doc["root"], "obj")
+
+
+DOC_NAME = _DOC
+
+
+def load_stream(fh, name, map_location):
+    """The object in a seekable binary stream holding this format (torch.load detects it by DOC_NAME)."""
+    return _load(fh, name, map_location)
