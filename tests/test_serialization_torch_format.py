@@ -363,3 +363,31 @@ def test_files_of_the_earlier_mindtorch_format_still_load():
     torch.serialization.mindtorch_format.save({"w": torch.arange(3.)}, buf)
     buf.seek(0)
     assert torch.load(buf)["w"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_meta_tensors_and_parameter_attributes_travel_as_torch_writes_them():
+    p = torch.nn.Parameter(torch.ones(2))
+    p.note = "tied"
+    m = torch.empty(2, 3, device="meta")
+    data = saved({"p": p, "m": m, "mt": m.t()})
+    globals_ = {arg for op, arg, _ in pickletools.genops(zipfile.ZipFile(io.BytesIO(data)).read("archive/data.pkl"))
+                if op.name == "GLOBAL"}
+    assert {"torch._utils _rebuild_meta_tensor_no_storage", "torch._utils _rebuild_parameter_with_state"} <= globals_
+    r = load_bytes(data)
+    assert isinstance(r["p"], torch.nn.Parameter) and r["p"].note == "tied"
+    assert r["m"].device.type == "meta" and r["m"].shape == (2, 3) and r["mt"].stride() == (1, 3)
+    with pytest.raises(RuntimeError, match="negative size"):
+        torch.serialization.reading.rebuild_meta_tensor(torch.float32, (-1,), (1,))
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="real PyTorch is not installed (the test above checks the globals)")
+def test_real_torch_loads_our_meta_tensors_and_parameter_state(tmp_path):
+    p = torch.nn.Parameter(torch.ones(2))
+    p.note = "tied"
+    path = tmp_path / "meta.pt"
+    torch.save({"p": p, "m": torch.empty(2, 3, device="meta")}, path)
+    script = (f"import torch; r = torch.load({str(path)!r}, weights_only=False); "
+              "assert r['p'].note == 'tied' and r['m'].is_meta and r['m'].shape == (2, 3); "
+              f"r = torch.load({str(path)!r}); assert r['m'].is_meta")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -39,6 +39,8 @@ class Global:
 REBUILD_TENSOR_V2 = Global("torch._utils", "_rebuild_tensor_v2")
 REBUILD_TENSOR_V3 = Global("torch._utils", "_rebuild_tensor_v3")
 REBUILD_PARAMETER = Global("torch._utils", "_rebuild_parameter")
+REBUILD_PARAMETER_WITH_STATE = Global("torch._utils", "_rebuild_parameter_with_state")
+REBUILD_META = Global("torch._utils", "_rebuild_meta_tensor_no_storage")
 ORDERED_DICT = Global("collections", "OrderedDict")
 SIZE = Global("torch", "Size")
 DEVICE = Global("torch", "device")

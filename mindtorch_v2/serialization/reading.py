@@ -6,14 +6,10 @@ storage's bounds. Problems raise RuntimeError (the container) or pickle.Unpickli
 """
 import collections
 import contextlib
-import importlib
 import io
-import math
 import os
 import pickle
 import struct
-import sys
-import warnings
 import zipfile
 import zlib
 
@@ -23,6 +19,7 @@ from .. import core
 from ..core import dtypes as _dt
 from ..core.array import make as _make_array
 from ..eager.tensor import Size, Tensor
+from ..nn.parameter import Parameter
 from . import mindtorch_format, names, writing
 
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
@@ -166,19 +163,32 @@ def rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, back
 
 
 def rebuild_parameter(data, requires_grad, backward_hooks, state=None):
-    """torch._utils._rebuild_parameter(_with_state)."""
+    """torch._utils._rebuild_parameter(_with_state): the state holds attributes set on the parameter."""
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError(f"_rebuild_parameter: expected a tensor, got {type(data).__name__}")
-    cls = _parameter_class()
-    return cls(data, requires_grad=bool(requires_grad)) if cls is not None else data
+    if state is not None and not (isinstance(state, dict) and all(type(k) is str for k in state)):
+        raise pickle.UnpicklingError("_rebuild_parameter_with_state: the state must be a dict of attribute names")
+    param = Parameter(data, requires_grad=bool(requires_grad))
+    for name, value in (state or {}).items():
+        setattr(param, name, value)
+    return param
 
 
-def _parameter_class():
-    try:
-        module = importlib.import_module(__package__.rpartition(".")[0] + ".nn.parameter")
-    except ImportError:
-        return None
-    return module.Parameter
+def rebuild_meta_tensor(dtype, size, stride, requires_grad=False):
+    """torch._utils._rebuild_meta_tensor_no_storage: a meta tensor of that dtype and geometry."""
+    if type(dtype) is not _dt.DType or not isinstance(size, tuple) or not isinstance(stride, tuple) \
+            or len(size) != len(stride):
+        raise pickle.UnpicklingError("_rebuild_meta_tensor_no_storage: expected a dtype, a size and a stride")
+    size = tuple(_int(n, "a size") for n in size)
+    stride = tuple(_int(s, "a stride") for s in stride)
+    if any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"_rebuild_meta_tensor_no_storage: negative size or stride in {size}, {stride}")
+    numel = (sum((n - 1) * s for n, s in zip(size, stride)) + 1) if all(size) else 0
+    base = Tensor._from_value(core.zeros((numel,), dtype=dtype, device="meta"))
+    t = base._view_of(size, stride, 0).detach()
+    if requires_grad is True:
+        t.requires_grad_(True)
+    return t
 
 
 def _size(sizes=()):
@@ -224,6 +234,7 @@ _REBUILDS = {
     "torch._utils._rebuild_tensor": rebuild_tensor,
     "torch._utils._rebuild_parameter": rebuild_parameter,
     "torch._utils._rebuild_parameter_with_state": rebuild_parameter,
+    "torch._utils._rebuild_meta_tensor_no_storage": rebuild_meta_tensor,
     "torch.Size": _size,
     "torch.device": _device,
 }

@@ -14,6 +14,7 @@ from ..core import dtypes as _dt
 from ..core.devices import Device
 from ..eager.tensor import Size, Tensor
 from ..eager.storage import DataStorage
+from ..nn.parameter import Parameter
 from . import names
 
 ALIGNMENT = 64  # torch's records start at multiples of 64 bytes (so a memory map of one is aligned)
@@ -40,11 +41,6 @@ class _TensorData:
         self.tensor = tensor
 
 
-def _parameter_class():
-    module = sys.modules.get(__package__.rpartition(".")[0] + ".nn.parameter")  # loaded whenever one exists
-    return getattr(module, "Parameter", ())
-
-
 class TorchPickler(pickle._Pickler):
     """The pure-python pickler (the C one cannot write another library's globals) writing tensors as
     torch does: _rebuild_tensor_v2/_v3 over persistent storage ids, torch.Size, torch.<dtype>, torch.device."""
@@ -56,7 +52,6 @@ class TorchPickler(pickle._Pickler):
         self.storages = {}  # id(Storage) -> _SavedStorage
         self.legacy = legacy
         self._keep = []  # objects made here and memoised by id stay alive until the dump ends
-        self._parameter = _parameter_class()
 
     def persistent_id(self, obj):
         if type(obj) is not _SavedStorage:
@@ -72,10 +67,13 @@ class TorchPickler(pickle._Pickler):
         if t is _TensorData:
             return self._tensor(obj.tensor, False)
         if isinstance(obj, Tensor):
-            if self._parameter and isinstance(obj, self._parameter):
+            if isinstance(obj, Parameter):
                 data = _TensorData(obj)
                 self._keep.append(data)
-                return (names.REBUILD_PARAMETER, (data, obj.requires_grad, collections.OrderedDict()))
+                hooks = collections.OrderedDict()
+                if obj.__dict__:  # attributes set on the parameter travel as its state, as torch saves them
+                    return (names.REBUILD_PARAMETER_WITH_STATE, (data, obj.requires_grad, hooks, dict(obj.__dict__)))
+                return (names.REBUILD_PARAMETER, (data, obj.requires_grad, hooks))
             return self._tensor(obj, obj.requires_grad)
         if t is Size:
             return (names.SIZE, (tuple(int(s) for s in obj),))
@@ -85,6 +83,8 @@ class TorchPickler(pickle._Pickler):
 
     def _tensor(self, t, requires_grad):
         shape, strides, offset = t._geometry()
+        if t.device.type == "meta":  # no data: dtype and geometry only, as torch writes meta tensors
+            return (names.REBUILD_META, (t.dtype, tuple(shape), tuple(strides), requires_grad))
         saved = self._storage(t)
         hooks = collections.OrderedDict()
         if saved.dtype in names.TYPED_STORAGE:
@@ -101,8 +101,6 @@ class TorchPickler(pickle._Pickler):
         if saved is None:
             value = storage.value
             device = value.device
-            if device.type == "meta":
-                raise RuntimeError("torch.save: a meta tensor has no data to save (PyTorch's format stores data)")
             if device.type != "cpu":
                 value = Tensor._from_value(value).to("cpu")._value()
             array = np.ascontiguousarray(np.asarray(value)).reshape(-1)
