@@ -12,9 +12,9 @@ from .tensor import Size, Tensor
 
 __all__ = [
     "get_default_dtype", "set_default_dtype", "Generator", "arange", "as_tensor", "bernoulli", "default_generator",
-    "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "initial_seed", "linspace", "manual_seed",
+    "empty", "empty_like", "eye", "frombuffer", "from_numpy", "full", "full_like", "initial_seed", "linspace", "manual_seed",
     "multinomial", "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
-    "randn_like", "randperm", "seed", "tensor", "zeros", "zeros_like",
+    "randn_like", "randperm", "seed", "tensor", "zeros", "zeros_like", "layout", "strided",
 ]
 
 
@@ -79,6 +79,51 @@ def from_numpy(array):
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     return Tensor._from_value(core.asarray(array))
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor of `count` elements of `dtype` (-1: as many as fit) read from the bytes of `buffer` (any
+    object with the buffer protocol) from byte `offset`. PyTorch's shares memory with the buffer; here the
+    bytes are copied (arrays are immutable), so later writes to either side do not reach the other."""
+    dtype = _dt.canonicalize(dtype)
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    length, itemsize = view.nbytes, dtype.itemsize
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    if count < 0 and (length - offset) % itemsize:
+        raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                         f"multiple of element size ({itemsize})")
+    count = (length - offset) // itemsize if count < 0 else count
+    if offset + count * itemsize > length:
+        raise ValueError(f"requested buffer length ({count} * {itemsize} bytes) after offset ({offset} bytes) "
+                         f"must not be greater than actual buffer length ({length} bytes)")
+    data = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view, dtype=dtype.np,
+                         count=count, offset=offset)
+    return _finish(core.asarray(data, dtype=dtype), requires_grad)
+
+
+class layout:
+    """A tensor's memory layout, as torch.layout; torch.strided (dense, with strides) is the only one here."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return self.name  # the module-level object of that name: unpickles as the same layout
+
+
+strided = layout("strided")
 
 
 def get_default_dtype():

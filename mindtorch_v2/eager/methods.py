@@ -8,8 +8,10 @@ from .. import core
 from ..core import dtypes as _dt
 from ..core import to_device
 from . import inplace, ops
+from .creation import strided
 from .creation import tensor as _tensor
 from .declare import tensor_method
+from .storage import UntypedStorage
 from .tensor import Tensor
 from .writeback import apply, inplace_method, original
 
@@ -231,3 +233,35 @@ def new_zeros(self, *size, dtype=None, device=None, requires_grad=False): return
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 1, size, dtype, device, requires_grad)  # noqa: E501,E704
 @tensor_method
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 0, size, dtype, device, requires_grad)  # noqa: E501,E704
+
+
+@tensor_method
+def untyped_storage(self):
+    """The bytes of the storage this tensor views (shared by every view of it), as torch's UntypedStorage."""
+    return UntypedStorage(self._storage)
+
+
+@tensor_method
+def data_ptr(self):
+    """The address of this tensor's first element: its storage's address plus storage_offset() elements
+    (0 when the storage is empty or on meta). Views of one storage give consistent addresses."""
+    ptr = UntypedStorage(self._storage).data_ptr()
+    return ptr + self._offset * self.dtype.itemsize if ptr else 0
+
+
+def _nbytes(self):
+    return self.numel() * self.dtype.itemsize
+
+
+def _itemsize(self):
+    return self.dtype.itemsize
+
+
+def _layout(self):
+    return strided
+
+
+tensor_method(property(_nbytes, doc="The bytes of the elements this tensor views (numel() * itemsize)."),
+              "nbytes")
+tensor_method(property(_itemsize, doc="The size in bytes of one element."), "itemsize")
+tensor_method(property(_layout, doc="The memory layout: torch.strided (the only one here)."), "layout")

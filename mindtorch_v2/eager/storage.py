@@ -4,7 +4,10 @@
 Writing replaces `value`; the counter is bumped once per in-place op and is
 shared by every Tensor viewing this storage.
 """
-from ..core import Array
+import numpy as np
+
+from ..core import Array, asarray
+from ..core import uint8 as _uint8
 
 
 class VersionCounter:
@@ -26,6 +29,25 @@ class Storage:
 
     def nbytes(self):
         return self.value.size * self.value.dtype.itemsize
+
+    def c_buffer(self):
+        """The numpy buffer holding this storage's elements in C order (None on meta): what data_ptr points
+        into. A buffer laid out otherwise (a transpose's result, an F-ordered numpy input) is replaced once by
+        a C-ordered copy of the same value: a change of representation, not a write, so the version stays.
+        The buffer is exported (read-only from then on), so no in-place op reuses memory behind a pointer."""
+        value = self.value
+        if type(value) is not Array:
+            raise RuntimeError("cannot access the data pointer of a tensor whose value is traced "
+                               "(inside a torch.func transform)")
+        if value.device.type == "meta":
+            return None
+        if value.device.type != "cpu":
+            raise RuntimeError(f"data_ptr: only cpu and meta storages have an address here, not {value.device}")
+        buf = np.asarray(value)
+        if not buf.flags.c_contiguous:
+            self.value = asarray(np.ascontiguousarray(buf), dtype=value.dtype, device=value.device)
+            buf = np.asarray(self.value)
+        return buf
 
     def __reduce__(self):
         """Pickle as a plain Storage of the current value (a new version counter on load). Pickle's memo
@@ -66,3 +88,46 @@ class DataStorage(Storage):
     @value.setter
     def value(self, v):
         self.target.value = v
+
+
+class UntypedStorage:
+    """torch's `tensor.untyped_storage()`: the bytes of a Storage (every tensor viewing it shares them)."""
+
+    __slots__ = ("_storage",)
+
+    def __init__(self, storage):
+        self._storage = storage
+
+    def nbytes(self):
+        return self._storage.nbytes()
+
+    size = nbytes
+    __len__ = nbytes
+
+    def element_size(self):
+        return 1
+
+    @property
+    def dtype(self):
+        return _uint8
+
+    @property
+    def device(self):
+        return self._storage.value.device
+
+    def data_ptr(self):
+        """The address of the first byte (0 for an empty or meta storage, as torch). The address changes
+        when the storage is written: an in-place op gives the storage a new value here."""
+        buf = self._storage.c_buffer()
+        if buf is None or buf.nbytes == 0:
+            return 0
+        return buf.__array_interface__["data"][0]
+
+    def tolist(self):
+        buf = self._storage.c_buffer()
+        if buf is None:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return buf.reshape(-1).view(np.uint8).tolist()
+
+    def __repr__(self):
+        return f"UntypedStorage(nbytes={self.nbytes()}, device={self.device})"
