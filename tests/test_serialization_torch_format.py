@@ -100,11 +100,20 @@ def test_mmap_refuses_the_legacy_format():
 
 
 @pytest.mark.parametrize("location", ["cpu", torch.device("cpu"), {"cpu": "meta"}, "meta",
-                                      lambda s, loc: None, lambda s, loc: s])
+                                      lambda s, loc: None, lambda s, loc: s, lambda s, loc: s.cpu()])
 def test_map_location_variants(location):
     r = torch.load(fixture("state_dict.pt"), map_location=location)
     want = "meta" if location == "meta" or isinstance(location, dict) else "cpu"
     assert r["base"].device.type == want
+
+
+def test_map_location_callable_gets_torchs_arguments():
+    seen = []
+    r = torch.load(fixture("state_dict.pt"), map_location=lambda s, loc: seen.append((type(s).__name__, loc)))
+    assert seen and all(kind == "UntypedStorage" and loc == "cpu" for kind, loc in seen)
+    assert r["base"].device.type == "cpu"
+    with pytest.raises((TypeError, RuntimeError), match="expected a storage or None"):
+        torch.load(fixture("state_dict.pt"), map_location=lambda s, loc: 3)
 
 
 # ---------------------------------------------------------------------------

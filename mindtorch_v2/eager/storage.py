@@ -123,6 +123,12 @@ class UntypedStorage:
             return 0
         return buf.__array_interface__["data"][0]
 
+    def cpu(self):
+        """The storage on the cpu (itself: a storage elsewhere would be copied; there is no accelerator)."""
+        if self.device.type != "cpu":
+            raise NotImplementedError(f"UntypedStorage.cpu: copying a {self.device.type} storage is not supported")
+        return self
+
     def tolist(self):
         buf = self._storage.c_buffer()
         if buf is None:

@@ -18,6 +18,7 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from ..core.array import make as _make_array
+from ..eager.storage import UntypedStorage
 from ..eager.tensor import Size, Tensor
 from ..nn.parameter import Parameter
 from . import mindtorch_format, names, writing
@@ -439,10 +440,15 @@ class _Loader:
 
     def place(self, t, location):
         ml = self.map_location
-        if callable(ml) and not isinstance(ml, (str, dict)) and type(ml).__name__ != "Device":
-            out = ml(t, location)
-            if out is not None:
+        if callable(ml) and not isinstance(ml, (str, dict, core.Device)):
+            # torch's callable form: map_location(storage, location) -> a storage (or None: as saved)
+            out = ml(UntypedStorage(t._storage), location)
+            if isinstance(out, UntypedStorage):
+                return t if out._storage is t._storage else Tensor._from_value(out._storage.value)
+            if isinstance(out, Tensor):
                 return out
+            if out is not None:
+                raise TypeError(f"map_location returned {type(out).__name__}; expected a storage or None")
             target = location
         elif isinstance(ml, dict):
             target = ml.get(location, location)
