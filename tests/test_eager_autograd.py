@@ -697,3 +697,24 @@ def test_repeat_gradient_sums_the_copies():
     w = leaf([1.0, 2.0, 3.0])
     (w.repeat(2)[:4] * torch.tensor([1.0, 10.0, 100.0, 1000.0], dtype=torch.float64)).sum().backward()
     close(w.grad, [1001, 10, 100])
+
+
+def test_grad_modes_decorate_without_parentheses_as_torch():
+    x = torch.ones(2, requires_grad=True)
+
+    @torch.no_grad
+    def off(t):
+        return t * 2
+
+    @torch.inference_mode
+    def inference(t):
+        return t * 2
+
+    with torch.no_grad():
+        @torch.enable_grad
+        def on(t):
+            return t * 2
+        assert on(x).requires_grad
+    assert not off(x).requires_grad and not inference(x).requires_grad and off.__name__ == "off"
+    with pytest.raises(TypeError, match="takes no arguments"):
+        torch.no_grad(3)

@@ -540,6 +540,10 @@ def test_scaled_dot_product_attention_matches_torch():
              [q, k, v, mask])
     check_fn(lambda L, q, k, v, m: L.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m),
              [q, k, v, randn(4, 5, seed=9)])
+    dead = mask.copy()
+    dead[1] = False  # a query row that may attend to nothing (left padding): zeros and finite gradients
+    check_fn(lambda L, q, k, v, m: L.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m),
+             [q, k, v, dead])
 
 
 # ---------------------------------------------------------------------------

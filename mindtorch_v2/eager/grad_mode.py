@@ -36,7 +36,18 @@ class _Mode:
         return ()
 
 
-class no_grad(_Mode):
+class _BareDecorator(_Mode):
+    """A mode usable as `@no_grad` without parentheses too (torch's _NoParamDecoratorContextManager)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        if not callable(orig_func):
+            raise TypeError(f"{cls.__name__}() takes no arguments besides a function to decorate")
+        return cls()(orig_func)
+
+
+class no_grad(_BareDecorator):
     """Disable gradient recording inside the block."""
 
     def __enter__(self):
@@ -48,7 +59,7 @@ class no_grad(_Mode):
         return False
 
 
-class enable_grad(_Mode):
+class enable_grad(_BareDecorator):
     """Enable gradient recording inside the block."""
 
     def __enter__(self):
@@ -85,6 +96,11 @@ class set_grad_enabled(_Mode):
 
 class inference_mode(_Mode):
     """Like no_grad (tensors made inside never record history)."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):  # @torch.inference_mode without parentheses
+            return cls()(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode=True):
         self.mode = bool(mode)

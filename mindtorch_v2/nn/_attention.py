@@ -33,7 +33,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores.masked_fill(~attn_mask, -math.inf)
         else:
             scores = scores + attn_mask
-    weights = softmax(scores, -1)
+    if is_causal or attn_mask is not None:
+        # a query row with every key masked attends to nothing: zeros, as torch's safe softmax gives (not nan)
+        dead = (scores == -math.inf).all(-1, keepdim=True)
+        weights = softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
+    else:
+        weights = softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return matmul(weights, value)
