@@ -78,7 +78,8 @@ from .eager.creation import (  # noqa: F401,A004
     get_default_dtype, set_default_dtype, Generator, arange, as_tensor, bernoulli, default_generator, empty,
     empty_like, eye, frombuffer, from_numpy, full, full_like, initial_seed, linspace, manual_seed,
     multinomial, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
-    randperm, seed, tensor, zeros, zeros_like, layout, strided,
+    randperm, seed, tensor, zeros, zeros_like, layout, strided, get_default_device, set_default_device,
+    get_num_threads, set_num_threads, get_num_interop_threads, set_num_interop_threads,
 )
 from .eager.ops import (  # noqa: F401,A004
     abs, absolute, neg, negative, sign, exp, expm1, log, log1p, log2, log10, sqrt, rsqrt, sin, cos, tan,

@@ -4,6 +4,7 @@ A Device is interned by its type string ("cpu", "meta", "npu"). A backend
 registers itself under a device type; primitives register one lowering per
 backend. `meta` has no backend at all: every op on meta runs its meta rule only.
 """
+import threading
 
 
 class Device:
@@ -43,6 +44,32 @@ class Device:
 
     def __reduce__(self):
         return (device, (str(self),))
+
+    # `with torch.device("meta"):` -- factory functions called without a device inside create on this one
+    def __enter__(self):
+        _default.__dict__.setdefault("stack", []).append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default.stack.pop()
+        return False
+
+    @staticmethod
+    def get_default():
+        """The device factory functions use when given none (the innermost `with device`, else the one
+        set_default set, else None: the core's own default, cpu). Per thread, as in PyTorch."""
+        stack = getattr(_default, "stack", None)
+        if stack:
+            return stack[-1]
+        return getattr(_default, "base", None)
+
+    @staticmethod
+    def set_default(spec):
+        """Set (or with None, clear) this thread's default device under any `with device` blocks."""
+        _default.base = None if spec is None else Device(spec)
+
+
+_default = threading.local()
 
 
 KNOWN_TYPES = ("cpu", "meta", "npu")

@@ -3,6 +3,7 @@ import contextlib
 import threading
 
 import numpy as np
+import threadpoolctl
 
 from .. import core
 from ..core import dtypes as _dt
@@ -15,6 +16,8 @@ __all__ = [
     "empty", "empty_like", "eye", "frombuffer", "from_numpy", "full", "full_like", "initial_seed", "linspace", "manual_seed",
     "multinomial", "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
     "randn_like", "randperm", "seed", "tensor", "zeros", "zeros_like", "layout", "strided",
+    "get_default_device", "set_default_device", "get_num_threads", "set_num_threads", "get_num_interop_threads",
+    "set_num_interop_threads",
 ]
 
 
@@ -39,6 +42,7 @@ def _finish(value, requires_grad):
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor copying `data` (nested lists, numbers, numpy arrays or tensors)."""
+    device = _dev(device)
     if isinstance(data, Tensor):
         value = data.detach()._value()
         value = core.asarray(value, dtype=dtype, device=device)
@@ -71,7 +75,7 @@ def _nested_to_numpy(data):
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device) if (dtype or device) else data
-    return tensor(data, dtype=dtype, device=device)
+    return tensor(data, dtype=dtype, device=_dev(device))
 
 
 def from_numpy(array):
@@ -139,9 +143,62 @@ def set_default_dtype(d):
     _dt.default_float = d
 
 
+def _dev(device):
+    """`device`, or when None the default device (`with torch.device(...)`, set_default_device), or None."""
+    return device if device is not None else core.Device.get_default()
+
+
+def set_default_device(device):
+    """Make factory functions called without a device create on `device` (None: back to cpu); per thread."""
+    core.Device.set_default(device)
+
+
+def get_default_device():
+    """The device factory functions create on when given none."""
+    return core.Device.get_default() or core.cpu
+
+
+# ---------------------------------------------------------------------------
+# threads: the BLAS pool NumPy's matmul and linalg run on, set at run time through threadpoolctl
+
+
+def get_num_threads():
+    """The number of threads of the BLAS library (OpenBLAS, MKL, ...) NumPy is linked to."""
+    pools = threadpoolctl.threadpool_info()
+    counts = [p["num_threads"] for p in pools if p["user_api"] == "blas"]
+    return max(counts) if counts else 1
+
+
+def set_num_threads(n):
+    """Set the BLAS thread pool's size (PyTorch's intra-op threads); it stays until changed again."""
+    n = int(n)
+    if n <= 0:
+        raise RuntimeError(f"set_num_threads expects a positive integer, but got {n}")
+    threadpoolctl.threadpool_limits(limits=n, user_api="blas")
+
+
+_interop_threads = [None]
+
+
+def get_num_interop_threads():
+    """Inter-op parallelism: ops here run one after another, so this only reports what was set (else 1)."""
+    return _interop_threads[0] or 1
+
+
+def set_num_interop_threads(n):
+    """Recorded for get_num_interop_threads; as in PyTorch, it may be set only once."""
+    n = int(n)
+    if n <= 0:
+        raise RuntimeError(f"set_num_interop_threads expects a positive integer, but got {n}")
+    if _interop_threads[0] is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has started or "
+                           "set_num_interop_threads called")
+    _interop_threads[0] = n
+
+
 def _filled(fill, shape, dtype, device, requires_grad):
     dtype = _dt.canonicalize(dtype) or _dt.default_float
-    return _finish(core.full(shape, fill, dtype=dtype, device=device), requires_grad)
+    return _finish(core.full(shape, fill, dtype=dtype, device=_dev(device)), requires_grad)
 
 
 def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False):
@@ -159,7 +216,7 @@ def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memor
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
-    return _finish(core.full(tuple(size), fill_value, dtype=dtype, device=device), requires_grad)
+    return _finish(core.full(tuple(size), fill_value, dtype=dtype, device=_dev(device)), requires_grad)
 
 
 def _like(fill):
@@ -185,15 +242,15 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")
-    return _finish(core.arange(start, end, step, dtype=dtype, device=device), requires_grad)
+    return _finish(core.arange(start, end, step, dtype=dtype, device=_dev(device)), requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
-    return _finish(core.linspace(start, end, steps, dtype=dtype, device=device), requires_grad)
+    return _finish(core.linspace(start, end, steps, dtype=dtype, device=_dev(device)), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
-    return _finish(core.eye(n, m, dtype=dtype, device=device), requires_grad)
+    return _finish(core.eye(n, m, dtype=dtype, device=_dev(device)), requires_grad)
 
 
 # ---------------------------------------------------------------------------
@@ -274,6 +331,7 @@ def _key(generator, device=None):
         entry[1], k = core.random.split(entry[1])
         return k
     k = (generator or default_generator).next_key()
+    device = _dev(device)
     if device is not None:
         device = core.device(device)
         if device is not k.device:
