@@ -127,6 +127,10 @@ from .eager.linalg_ops import (  # noqa: F401,A004
 # <<< end of generated names
 
 from . import autograd, npu  # noqa: E402,F401
+from .eager.legacy_types import (  # noqa: F401,A004
+    FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor,
+    LongTensor, BoolTensor,
+)
 from . import fft, linalg, special  # noqa: E402,F401  (torch.fft, torch.linalg, torch.special)
 from .eager import return_types  # noqa: E402,F401  (torch.return_types)
 from . import optim  # noqa: E402,F401

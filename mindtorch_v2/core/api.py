@@ -19,7 +19,7 @@ from .ops.creation import asarray, eye, ones_like, zeros, zeros_like
 from .ops.elementwise import cast
 from .ops.shape import moveaxis, reshape, transpose
 from .primitive import Tracer, new_main, zeros_like as zeros_aval
-from .pytree import tree_flatten, tree_map, tree_unflatten
+from .pytree import node_children, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "vmap", "jacrev", "jacfwd", "hessian"]
 
@@ -197,11 +197,12 @@ def _prefix_axes(axes, tree, where, what):
     """Per-leaf (axis, where) pairs for `tree`, with `axes` a prefix of it: an int or None stands for
     every leaf below it; tuples, lists and dicts must match the tree's containers."""
     if axes is None or isinstance(axes, int):
-        if type(tree) in (tuple, list):
-            return [s for i, t in enumerate(tree) for s in _prefix_axes(axes, t, f"{where}[{i}]", what)]
         if type(tree) is dict:
             return [s for k in sorted(tree) for s in _prefix_axes(axes, tree[k], f"{where}[{k!r}]", what)]
-        return [] if tree is None else [(axes, where)]
+        children = node_children(tree)  # tuples, lists, namedtuples, registered nodes; None for a leaf
+        if children is None:
+            return [(axes, where)]
+        return [s for i, t in enumerate(children) for s in _prefix_axes(axes, t, f"{where}[{i}]", what)]
     kind = type(axes)
     if kind in (tuple, list):
         if not isinstance(tree, (tuple, list)) or len(tree) != len(axes):

@@ -436,8 +436,8 @@ def getitem(self, key):
 def _sequence_as_tuple(key):
     """torch (after old NumPy): a short list holding sequences, tensors, slices, None or ... is a tuple of
     indices, so x[[[0, 1], [2, 0]]] is x[[0, 1], [2, 0]]."""
-    return len(key) < 32 and any(k is None or k is Ellipsis or isinstance(k, (list, tuple, slice, Tensor, np.ndarray))
-                                 for k in key)
+    return len(key) < 32 and any(k is None or k is Ellipsis or
+                                 isinstance(k, (list, tuple, range, slice, Tensor, np.ndarray)) for k in key)
 
 
 def _is_mask(k):
@@ -448,11 +448,16 @@ def _is_mask(k):
 
 def index_key(self, key):
     """An advanced index key as torch reads it: lists per `_sequence_as_tuple`, uint8 index tensors as masks;
-    float index tensors and masks whose shape differs from the dims they cover are IndexErrors."""
+    float index tensors and masks whose shape differs from the dims they cover are IndexErrors. A Python
+    range is the list of its indices, as torch reads any sequence."""
+    if isinstance(key, range):
+        key = list(key)
     if isinstance(key, list) and _sequence_as_tuple(key):
         key = tuple(key)
     keys = list(key) if isinstance(key, tuple) else [key]
     for i, k in enumerate(keys):
+        if isinstance(k, range):
+            keys[i] = k = list(k)
         if isinstance(k, Tensor):
             if k.dtype is core.uint8:
                 keys[i] = k = k.to(core.bool_)
@@ -582,6 +587,14 @@ def _new_axis_positions(keys, ndim):
 
 
 tensor_method(getitem, "__getitem__")
+
+
+@tensor_method
+def __contains__(self, element):
+    """`element in t`: True if any entry of t equals element (a scalar or a tensor broadcast against t)."""
+    if isinstance(element, (Tensor, int, float, complex, bool, np.number, np.bool_)):
+        return bool((self == element).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
 tensor_method(property(lambda self: permute(self, *reversed(range(self.ndim)))), "T")
 tensor_method(property(lambda self: transpose(self, -2, -1)), "mT")
 swapaxes = swapdims = transpose

@@ -1,2 +1,2 @@
-"""torch.utils: the data loading utilities."""
-from . import data  # noqa: F401
+"""torch.utils: the data loading utilities and the pytree helpers (torch.utils._pytree)."""
+from . import _pytree, data  # noqa: F401
