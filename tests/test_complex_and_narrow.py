@@ -109,7 +109,7 @@ def test_complex_randn_has_unit_variance():
 
 
 @pytest.mark.parametrize("part", [lambda z: z.real, lambda z: z.imag, lambda z: torch.view_as_real(z),
-                                  lambda z: torch.ones(2).view(torch.int32)])
+                                  lambda z: torch.ones(3, 2)[1:].view(torch.int32)])
 def test_copied_parts_refuse_in_place_writes_instead_of_losing_them(part):
     z = torch.tensor([1 + 2j, 3 - 1j])
     p = part(z)
@@ -118,3 +118,13 @@ def test_copied_parts_refuse_in_place_writes_instead_of_losing_them(part):
         p.mul_(2)
     assert p._version == 0 and torch.equal(p, before)
     assert torch.equal(p.clone().mul_(2), before * 2)  # a clone is an ordinary tensor
+
+
+def test_view_dtype_of_a_whole_tensor_is_a_true_view():
+    a = torch.ones(2)
+    b = a.view(torch.int32)
+    b.add_(1)  # as torch: a becomes the next float after 1
+    assert a.tolist() == [float(np.nextafter(np.float32(1), np.float32(2)))] * 2
+    assert a._version == b._version == 1
+    a.mul_(2)
+    assert b.tolist() == [int(np.float32(a[0].item()).view(np.int32))] * 2

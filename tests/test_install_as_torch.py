@@ -186,8 +186,6 @@ def test_torch_version_module_reports_the_api_level():
                               True, True, True]
 
 
-@pytest.mark.skipif(not hasattr(mindtorch_v2, "__mindtorch_version__"),
-                    reason="mindtorch_v2/__init__.py does not yet export the torch API version")
 def test_torch_dunder_version_is_the_api_level_and_own_version_is_kept():
     out = run_python(installed("""
         import json, torch

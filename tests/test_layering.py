@@ -35,7 +35,10 @@ CORE_PUBLIC_SUBMODULES = ("mindtorch_v2.core.dtypes", "mindtorch_v2.core.pytree"
 # The torch-named modules built on eager: they import from defining modules, never the top package.
 TORCH_FACES = ("mindtorch_v2.nn.*", "mindtorch_v2.optim.*", "mindtorch_v2.utils.*", "mindtorch_v2.func",
                "mindtorch_v2.autograd.*", "mindtorch_v2.serialization.*", "mindtorch_v2.fft", "mindtorch_v2.linalg",
-               "mindtorch_v2.special")
+               "mindtorch_v2.special", "mindtorch_v2.cuda.*", "mindtorch_v2.amp.*", "mindtorch_v2.backends.*",
+               "mindtorch_v2.mps", "mindtorch_v2.xpu", "mindtorch_v2.accelerator", "mindtorch_v2.cpu",
+               "mindtorch_v2.compiler", "mindtorch_v2.jit", "mindtorch_v2.onnx", "mindtorch_v2.testing",
+               "mindtorch_v2._dynamo.*", "mindtorch_v2.run", "mindtorch_v2.version", "mindtorch_v2._torch_alias")
 
 
 @attrs.frozen

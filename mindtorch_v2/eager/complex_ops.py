@@ -1,16 +1,18 @@
 """Complex tensors: torch.real/imag/conj/angle/sgn/complex/polar, view_as_real/view_as_complex, and
 Tensor.view(dtype) as the bit reinterpretation it is in PyTorch.
 
-Where PyTorch returns a view of another dtype (x.real, x.imag, view_as_real, view_as_complex, view(dtype)),
-these are copies: our views are geometry over one base buffer of one dtype. So that no write is silently
-lost, such a copy refuses in-place writes (DetachedPartStorage) with an error that says so; `conj()`
+Where PyTorch returns a view of another dtype (x.real, x.imag, view_as_real, view_as_complex, and view(dtype)
+of part of a storage), these are copies: our views are geometry over one base buffer of one dtype. So that no
+write is silently lost, such a copy refuses in-place writes (DetachedPartStorage) with an error that says so.
+view(dtype) of a tensor covering its whole storage is a true view (BitcastStorage); `conj()`
 computes at once (is_conj() is always False)."""
 import builtins
 
 from .. import core
 from ..core import dtypes as _dt
 from .declare import tensor_method, torch_op
-from .storage import DetachedPartStorage
+from .storage import BitcastStorage, DetachedPartStorage, Storage
+from .tensor import Tensor
 from .tensor import as_result as _w
 
 __all__ = ["real", "imag", "conj", "conj_physical", "resolve_conj", "resolve_neg", "angle", "sgn", "complex",
@@ -142,7 +144,13 @@ def view_as_dtype(self, dtype):
                                f"{self.shape[-1]}")
     if dtype is self.dtype:
         return self.detach()  # torch: the same bits, outside the graph
-    return _part(core.bitcast(self.detach(), dtype), "Tensor.view(dtype)")  # bits are not numbers: no gradient
+    st = self._storage
+    if self._full and type(st) is Storage and type(st.value) is core.Array:
+        # a whole storage: a true view (writes reach self, one version counter); bits carry no gradient
+        t = Tensor._from_value(core.bitcast(st.value, dtype))
+        t._storage = BitcastStorage(st, dtype)
+        return t
+    return _part(core.bitcast(self.detach(), dtype), "Tensor.view(dtype)")  # a strided part: a copy
 
 
 @tensor_method("__complex__")

@@ -9,10 +9,11 @@ from .. import core
 from ..core import dtypes as _dt
 from .declare import tensor_method
 from .writeback import apply
+from .storage import UntypedStorage
 from .tensor import Size, Tensor
 
 __all__ = [
-    "get_default_dtype", "set_default_dtype", "Generator", "arange", "as_tensor", "bernoulli", "default_generator",
+    "get_default_dtype", "set_default_dtype", "Generator", "arange", "asarray", "as_tensor", "bernoulli", "default_generator",
     "empty", "empty_like", "eye", "frombuffer", "from_numpy", "full", "full_like", "initial_seed", "linspace", "manual_seed",
     "multinomial", "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
     "randn_like", "randperm", "seed", "tensor", "zeros", "zeros_like", "layout", "strided",
@@ -70,6 +71,34 @@ def _nested_to_numpy(data):
     if isinstance(data, (list, tuple)):
         return [_nested_to_numpy(x) for x in data]
     return data
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """torch.asarray: a tensor from a tensor (shared unless copy=True or a conversion is needed), a storage
+    (its bytes read as `dtype`, uint8 by default), a numpy array, a number or nested sequences."""
+    dtype = _dt.canonicalize(dtype)
+    if isinstance(obj, UntypedStorage):
+        buf = obj._storage.c_buffer()
+        if buf is None:
+            raise RuntimeError("asarray: a meta storage has no bytes to read")
+        raw = buf.reshape(-1).view(np.uint8)
+        dtype = dtype or _dt.uint8
+        if raw.size % dtype.itemsize:
+            raise ValueError(f"asarray: {raw.size} bytes do not hold a whole number of {dtype} elements")
+        out = Tensor._from_value(core.asarray(raw.view(dtype.np)))
+    elif isinstance(obj, Tensor):
+        if copy is False and ((dtype is not None and dtype is not obj.dtype) or
+                              (device is not None and core.device(device) is not obj.device)):
+            raise ValueError("asarray: copy=False, but converting the tensor needs a copy")
+        out = obj.to(dtype=dtype, device=device) if (dtype or device) else obj
+        if copy and out is obj:
+            out = obj.clone()
+        return out.requires_grad_(True) if requires_grad and not out.requires_grad else out
+    else:
+        out = tensor(obj, dtype=dtype, device=_dev(device))
+    if device is not None:
+        out = out.to(device)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 def as_tensor(data, dtype=None, device=None):

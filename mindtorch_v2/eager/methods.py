@@ -11,6 +11,7 @@ from . import inplace, ops
 from .creation import strided
 from .creation import tensor as _tensor
 from .declare import tensor_method
+from .legacy_types import legacy_dtype
 from .storage import UntypedStorage
 from .tensor import Tensor
 from .writeback import apply, inplace_method, original
@@ -79,10 +80,11 @@ def clone(self, memory_format=None):
 
 
 @tensor_method("type")
-def type_(self, dtype=None):
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """The legacy type name ("torch.FloatTensor"), or self converted to a dtype, legacy type or its name."""
     if dtype is None:
         return "torch." + self.dtype.scalar_name + "Tensor"
-    return to(self, dtype)
+    return to(self, legacy_dtype(dtype))
 
 
 @tensor_method

@@ -6,7 +6,7 @@ shared by every Tensor viewing this storage.
 """
 import numpy as np
 
-from ..core import Array, asarray
+from ..core import Array, asarray, bitcast
 from ..core import uint8 as _uint8
 
 
@@ -71,6 +71,26 @@ class DetachedPartStorage(Storage):
         self.source_op = source_op
 
 
+class BitcastStorage(Storage):
+    """`x.view(dtype)` of a tensor covering its whole storage: the same bytes read as `dtype`. Reads bitcast
+    the target's current value, writes bitcast back into it, and the version counter is the target's, so
+    the two tensors are views of each other as in PyTorch."""
+
+    __slots__ = ("target", "dtype")
+
+    def __init__(self, target, dtype):
+        self.target, self.dtype = target, dtype
+        self.version = target.version
+
+    @property
+    def value(self):
+        return bitcast(self.target.value, self.dtype)
+
+    @value.setter
+    def value(self, v):
+        self.target.value = bitcast(v, self.target.value.dtype)
+
+
 class DataStorage(Storage):
     """torch's `x.data`: the same data (reads and writes go to `target`) under a version counter of its own,
     so writing through it neither bumps x's version nor trips the saved-tensor check."""
@@ -97,6 +117,32 @@ class UntypedStorage:
 
     def __init__(self, storage):
         self._storage = storage
+
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0, *, size=None):
+        """The first `nbytes` bytes of a file as a uint8 storage (torch.UntypedStorage.from_file). The bytes are
+        read once (`shared=True`, writing back to the file, is not supported: our storages are immutable)."""
+        if shared:
+            raise RuntimeError("UntypedStorage.from_file(shared=True) is not supported: mindtorch_v2's storages "
+                               "are immutable values and cannot write through to a file")
+        nbytes = size if size is not None else nbytes
+        data = np.fromfile(filename, dtype=np.uint8, count=nbytes if nbytes else -1)
+        if nbytes and data.size < nbytes:
+            raise RuntimeError(f"unable to read {nbytes} bytes from {filename}: the file has {data.size}")
+        return cls(Storage(asarray(data)))
+
+    def untyped(self):
+        return self
+
+    _untyped = untyped  # (TypedStorage's older spelling, which libraries still call)
+
+    def __getitem__(self, key):
+        """A byte range as a new storage (torch shares it; here bytes are values, so it is the same data)."""
+        if not isinstance(key, slice):
+            buf = self._storage.c_buffer()
+            return int(buf.reshape(-1).view(np.uint8)[key])
+        buf = self._storage.c_buffer()
+        return UntypedStorage(Storage(asarray(buf.reshape(-1).view(np.uint8)[key])))
 
     def nbytes(self):
         return self._storage.nbytes()

@@ -95,8 +95,10 @@ def _view_strides(shape, old_shape, old_strides):
 
 
 @tensor_method
-def view(self, *shape):
+def view(self, *shape, dtype=None):
     """The same data with a new shape; raises when the strides do not allow it (use reshape)."""
+    if dtype is not None and not shape:  # view(dtype=torch.int32)
+        return view_as_dtype(self, dtype)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
         return view_as_dtype(self, shape[0])  # view(dtype): the same bits read as another dtype
     shape = _infer_view_shape(_shape_args(shape), self.numel(), "view")
