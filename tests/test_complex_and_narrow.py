@@ -128,3 +128,18 @@ def test_view_dtype_of_a_whole_tensor_is_a_true_view():
     assert a._version == b._version == 1
     a.mul_(2)
     assert b.tolist() == [int(np.float32(a[0].item()).view(np.int32))] * 2
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float16"])
+def test_random_draws_in_narrow_dtypes_stay_in_range(dtype):
+    d = getattr(torch, dtype)
+    x = torch.rand(2000, dtype=d)
+    assert x.dtype is d and 0.0 <= float(x.float().min()) and float(x.float().max()) < 1.0
+    assert torch.randn(3, dtype=d).dtype is d and torch.empty(4, dtype=d).uniform_(-1, 1).dtype is d
+
+
+def test_randint_with_bool_and_float_dtypes_as_torch():
+    b = torch.randint(0, 2, (50,), dtype=torch.bool)
+    f = torch.randint(0, 5, (50,), dtype=torch.float32)
+    assert b.dtype is torch.bool and f.dtype is torch.float32
+    assert set(f.tolist()) <= {0.0, 1.0, 2.0, 3.0, 4.0}

@@ -398,7 +398,10 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
         raise TypeError("randint() missing required arguments: 'high' and 'size'")
     low = 0 if low is None else low
     dtype = _dt.canonicalize(dtype) or _dt.int64
-    value = core.random.randint(_key(generator, device), _size(size), low, high, dtype=dtype)
+    draw = _dt.int64 if dtype.category != _dt.INT else dtype  # bool and float results: drawn as integers
+    value = core.random.randint(_key(generator, device), _size(size), low, high, dtype=draw)
+    if draw is not dtype:
+        value = core.cast(value, dtype)
     return _finish(value, requires_grad)
 
 

@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 _SAMPLE, _SPLIT, _FOLD_IN = 0, 1, 2   # Philox counter word 3: the counter domains
-_MANTISSA_BITS = {"float16": 11, "float32": 24, "float64": 53}
+_MANTISSA_BITS = {"float16": 11, "float32": 24, "float64": 53, "bfloat16": 8, "float8_e4m3fn": 4, "float8_e5m2": 3}
 
 
 def _philox(k, word2=0, domain=_SAMPLE):
