@@ -267,3 +267,20 @@ def test_ldexp_computes_in_the_promoted_floating_dtype():
     check(lambda L: L.ldexp(L.tensor([1.0], dtype=L.float16), L.tensor([3.0])))
     check(lambda L: L.ldexp(L.tensor([1]), L.tensor([3])))
     check(lambda L: L.ldexp(L.tensor([1.0], dtype=L.float64), L.tensor([3.0])))
+
+
+def test_cpu_autocast_runs_the_lower_precision_ops_in_bfloat16():
+    def region(L):
+        L.manual_seed(0)
+        x = L.from_numpy(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+        w = L.from_numpy(np.linspace(0.5, -0.5, 12, dtype=np.float32).reshape(3, 4)).requires_grad_()
+        b = L.from_numpy(np.array([0.1, -0.2, 0.3], dtype=np.float32))
+        with L.autocast("cpu", dtype=L.bfloat16):
+            y = L.nn.functional.linear(x, w, b)
+            z = L.matmul(x, x.t())
+            s = L.softmax(y, -1)
+            d = L.ones(2, dtype=L.float64) @ L.ones(2, dtype=L.float64)
+            enabled = L.is_autocast_enabled("cpu")
+        y.float().sum().backward()
+        return [y, z, s.dtype, d, enabled, L.is_autocast_enabled("cpu"), w.grad]
+    check(region, rtol=1e-2, atol=1e-2)

@@ -1,28 +1,19 @@
 """torch.autocast: a region that records, per device type, whether autocast is on and its dtype.
 
-What this records is what PyTorch reports (is_autocast_enabled, get_autocast_dtype). The ops do not cast
-their inputs yet: matmul and linear inside `autocast("cpu", dtype=bfloat16)` still compute in the inputs'
-dtype. On this CPU-only package, "cuda" autocast is disabled with PyTorch's warning.
+The state lives in eager/autocast_state.py, where the ops of PyTorch's CPU lower-precision list cast their
+inputs: matmul and linear inside `autocast("cpu", dtype=torch.bfloat16)` compute in bfloat16. On this
+CPU-only package, "cuda" autocast is disabled with PyTorch's warning.
 """
 import functools
-import threading
 import warnings
 
 from ..core import dtypes as _dt
+from ..eager.autocast_state import DEFAULT_DTYPE as _DEFAULT_DTYPE
+from ..eager.autocast_state import table as _table
 
 __all__ = ["autocast", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled", "set_autocast_enabled"]
 
-# PyTorch's defaults: float16 on accelerators, bfloat16 on cpu
-_DEFAULT_DTYPE = {"cpu": _dt.bfloat16, "cuda": _dt.float16, "mps": _dt.float16, "xpu": _dt.bfloat16}
 _CPU_DTYPES = (_dt.bfloat16, _dt.float16)
-_state = threading.local()
-
-
-def _table():
-    table = getattr(_state, "table", None)
-    if table is None:
-        table = _state.table = {t: [False, d] for t, d in _DEFAULT_DTYPE.items()}
-    return table
 
 
 def is_autocast_available(device_type):

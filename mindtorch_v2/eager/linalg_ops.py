@@ -4,6 +4,7 @@ torch.svd with its old V convention, ...) and the checks, errors and return type
 """
 import warnings
 
+from .autocast_state import lower_precision
 from .. import core
 from ..core import dtypes as _dt
 from . import grad_mode, return_types
@@ -419,12 +420,14 @@ def _scaled_sum(input, prod, beta, alpha):
 
 @torch_op(inplace=True, out=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _scaled_sum(_t(input), bmm(batch1, batch2), beta, alpha)
+    (input,) = lower_precision(_t(input))
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
 @torch_op(inplace=True, out=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _scaled_sum(_t(input), bmm(batch1, batch2).sum(0), beta, alpha)
+    (input,) = lower_precision(_t(input))
+    return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
 @torch_op(inplace=True, out=True)

@@ -12,6 +12,7 @@ from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
 from .tensor import Size, Tensor, _dim, as_result
 from . import return_types
+from .autocast_state import lower_precision
 from .declare import tensor_method, torch_op, write_out
 from .inplace import check_scalar_fits
 
@@ -887,6 +888,7 @@ def broadcast_shapes(*shapes):
 
 @torch_op(out=True)
 def matmul(input, other):
+    input, other = lower_precision(input, other)  # inside a cpu autocast region: bfloat16
     if input.dtype is not other.dtype:  # torch does not promote here
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {input.dtype} != {other.dtype}")
     if input.dtype is _dt.bool_ and input.numel() and other.numel():
@@ -997,6 +999,7 @@ def _einsum_diagonal(spec, x):
 
 @torch_op(out=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    input, mat1, mat2 = lower_precision(input, mat1, mat2)
     out = mm(mat1, mat2)
     if alpha != 1:
         out = out * alpha

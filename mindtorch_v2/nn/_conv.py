@@ -9,6 +9,7 @@ import numbers
 
 from ..core import (adaptive_pool_bins, avg_pool, conv, conv_transpose, conv_transpose_sizes, max_pool,
                            max_pool_indices)
+from ..eager.autocast_state import lower_precision
 from ..eager.creation import arange, tensor, zeros
 from ..eager.ops import cat, einsum, matmul, relu
 from ._utils import along, ntuple
@@ -16,6 +17,7 @@ from ._utils import along, ntuple
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias."""
+    input, weight, bias = lower_precision(input, weight, bias)
     if input.ndim and weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
         rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
@@ -56,6 +58,7 @@ def _check_dtypes(input, weight, bias):
 
 
 def _conv(name, k, input, weight, bias, stride, padding, dilation, groups):
+    input, weight, bias = lower_precision(input, weight, bias)
     _check_ranks(name, k, input, weight)
     channels = input.shape[0 if input.ndim == k + 1 else 1]
     if weight.shape[1] * groups != channels:
@@ -92,6 +95,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv_transpose(name, k, input, weight, bias, stride, padding, output_padding, groups, dilation):
     """The adjoint of _conv with respect to its input: core's conv_transpose, which conv's input-gradient is."""
+    input, weight, bias = lower_precision(input, weight, bias)
     _check_ranks(name, k, input, weight)
     _check_dtypes(input, weight, bias)
     groups = int(groups)

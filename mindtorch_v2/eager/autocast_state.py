@@ -1,0 +1,29 @@
+"""Autocast state (torch.autocast's table, per thread) and the input cast of PyTorch's CPU lower-precision
+op list (matmul, mm, bmm, addmm, baddbmm, addbmm, linear, convolutions): inside `autocast("cpu",
+dtype=torch.bfloat16)` their floating inputs, except float64 ones, are cast to the autocast dtype, as
+PyTorch's cached_cast does, so the kernels run (and their results come out) in bfloat16."""
+import threading
+
+from ..core import dtypes as _dt
+
+# PyTorch's defaults: float16 on accelerators, bfloat16 on cpu
+DEFAULT_DTYPE = {"cpu": _dt.bfloat16, "cuda": _dt.float16, "mps": _dt.float16, "xpu": _dt.bfloat16}
+_state = threading.local()
+
+
+def table():
+    """{device type: [enabled, dtype]} of this thread."""
+    t = getattr(_state, "table", None)
+    if t is None:
+        t = _state.table = {d: [False, dtype] for d, dtype in DEFAULT_DTYPE.items()}
+    return t
+
+
+def lower_precision(*tensors):
+    """The tensors, cast to the cpu autocast dtype when a cpu autocast region is on (else unchanged)."""
+    t = getattr(_state, "table", None)
+    if t is None or not t["cpu"][0]:
+        return tensors
+    dtype = t["cpu"][1]
+    return tuple(x.to(dtype) if x is not None and hasattr(x, "dtype") and x.dtype.category == _dt.FLOAT
+                 and x.dtype is not _dt.float64 and x.dtype is not dtype else x for x in tensors)
