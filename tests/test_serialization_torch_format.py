@@ -16,7 +16,6 @@ import pytest
 import mindtorch_v2 as torch
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "torch_checkpoints")
-HAVE_TORCH = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True).returncode == 0
 
 
 def fixture(name):
@@ -174,30 +173,6 @@ def test_written_zip_has_torchs_layout_aligned_records_and_globals():
                         "torch float8_e4m3fn"}
 
 
-@pytest.mark.skipif(not HAVE_TORCH, reason="real PyTorch is not installed (the layout test above still runs)")
-def test_real_torch_loads_our_files_weights_only(tmp_path):
-    zip_path, legacy_path = tmp_path / "ours.pt", tmp_path / "legacy.pt"
-    torch.save(sample(), zip_path)
-    legacy = sample()
-    del legacy["uint16"], legacy["float8_e4m3fn"]  # PyTorch itself cannot load these from the legacy format
-    torch.save(legacy, legacy_path, _use_new_zipfile_serialization=False)
-    script = f"""
-import torch
-for path in [{str(zip_path)!r}, {str(legacy_path)!r}]:
-    r = torch.load(path, weights_only=True)
-    assert r['t'].stride() == (1, 4) and r['t'].storage_offset() == 1
-    assert r['t'].untyped_storage().data_ptr() == r['base'].untyped_storage().data_ptr()
-    assert r['t'].tolist() == torch.arange(12.).reshape(3, 4).t()[1:].tolist()
-    assert isinstance(r['p'], torch.nn.Parameter) and r['size'] == torch.Size([2, 3])
-    assert r['bfloat16'].dtype == torch.bfloat16 and r['complex64'].tolist() == [1 + 2j, -3j]
-r = torch.load({str(zip_path)!r}, mmap=True)
-assert r['uint16'].tolist() == [65535, 1] and r['float8_e4m3fn'].float().tolist() == [1.0, -2.0]
-print('ok')
-"""
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=str(tmp_path))
-    assert out.stdout.strip() == "ok", out.stderr
-
-
 # ---------------------------------------------------------------------------
 # weights_only: nothing runs code
 
@@ -305,7 +280,6 @@ def test_record_size_not_matching_its_storage_raises():
 
 def test_member_size_that_lies_raises_before_allocating():
     data = bytearray(saved(torch.zeros(4)))
-    central = data.rfind(b"PK\x01\x02" + data[data.find(b"PK\x01\x02") + 4:data.find(b"PK\x01\x02") + 4])
     zf = zipfile.ZipFile(io.BytesIO(bytes(data)))
     info = [i for i in zf.infolist() if i.filename == "archive/data/0"][0]
     # patch the central directory entry of the record: 1 TiB - 1 in both size fields (zip64 not needed)
@@ -387,16 +361,3 @@ def test_meta_tensors_and_parameter_attributes_travel_as_torch_writes_them():
     assert r["m"].device.type == "meta" and r["m"].shape == (2, 3) and r["mt"].stride() == (1, 3)
     with pytest.raises(RuntimeError, match="negative size"):
         torch.serialization.reading.rebuild_meta_tensor(torch.float32, (-1,), (1,))
-
-
-@pytest.mark.skipif(not HAVE_TORCH, reason="real PyTorch is not installed (the test above checks the globals)")
-def test_real_torch_loads_our_meta_tensors_and_parameter_state(tmp_path):
-    p = torch.nn.Parameter(torch.ones(2))
-    p.note = "tied"
-    path = tmp_path / "meta.pt"
-    torch.save({"p": p, "m": torch.empty(2, 3, device="meta")}, path)
-    script = (f"import torch; r = torch.load({str(path)!r}, weights_only=False); "
-              "assert r['p'].note == 'tied' and r['m'].is_meta and r['m'].shape == (2, 3); "
-              f"r = torch.load({str(path)!r}); assert r['m'].is_meta")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
