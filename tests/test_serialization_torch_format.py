@@ -6,8 +6,6 @@ import os
 import pickle
 import pickletools
 import struct
-import subprocess
-import sys
 import zipfile
 
 import numpy as np
