@@ -7,18 +7,13 @@ torch's key words, which torch raises as RuntimeError; dims are checked here for
 """
 from . import core
 from .eager.declare import torch_op
-from .eager.tensor import Tensor, _dim
+from .eager.ops import _t
+from .eager.tensor import _dim, as_result
 
 __all__ = [
     "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
     "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
 ]
-
-
-def _tensor(x):
-    if isinstance(x, Tensor):
-        return x
-    return Tensor._from_value(core.asarray(x))
 
 
 def _dims(dim, ndim):
@@ -38,19 +33,19 @@ def _run(fn, *args, **kwargs):
         out = fn(*args, **kwargs)
     except (ValueError, TypeError) as e:  # core's argument and dtype checks: RuntimeError in torch
         raise RuntimeError(str(e)) from None
-    return out if isinstance(out, Tensor) else Tensor._from_value(out)
+    return as_result(out)
 
 
 def _one_dim(name, core_fn):
     def op(input, n=None, dim=-1, norm=None):
-        x = _tensor(input)
+        x = _t(input)
         return _run(core_fn, x, n, _dims(dim, x.ndim), norm)
     return torch_op(op, name=name, method=False, out=True)
 
 
 def _n_dim(name, core_fn, default_dim):
     def op(input, s=None, dim=default_dim, norm=None):
-        x = _tensor(input)
+        x = _t(input)
         return _run(core_fn, x, None if s is None else tuple(s), _dims(dim, x.ndim), norm)
     return torch_op(op, name=name, method=False, out=True)
 
@@ -88,7 +83,7 @@ rfftfreq = _frequencies("rfftfreq", core.fft.rfftfreq)
 
 def _shift(name, core_fn):
     def op(input, dim=None):
-        x = _tensor(input)
+        x = _t(input)
         if dim is None and x.ndim == 0:
             raise RuntimeError("`shifts` required")
         return _run(core_fn, x, _dims(dim, x.ndim))
