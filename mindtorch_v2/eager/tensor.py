@@ -186,8 +186,13 @@ class Tensor:
 
     @staticmethod
     def _wrap(x):
-        """A core result as a Tensor (results of binds on Tensors already are)."""
-        return x if isinstance(x, Tensor) else Tensor._from_value(x)
+        """A core result as Tensor(s): results of binds on Tensors already are; values and tuples of them are
+        wrapped."""
+        if isinstance(x, Tensor):
+            return x
+        if isinstance(x, tuple):
+            return tuple(Tensor._wrap(v) for v in x)
+        return Tensor._from_value(x)
 
     @classmethod
     def _snapshot(cls, value, edge, requires_grad):
@@ -632,10 +637,4 @@ def _dim(d, ndim):
     return d % n
 
 
-def as_result(x):
-    """A core result as Tensor(s): Tensors (what core ops return on Tensors) pass, values are wrapped."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, tuple):
-        return tuple(as_result(v) for v in x)
-    return Tensor._from_value(x)
+as_result = Tensor._wrap  # the eager modules' name for it
