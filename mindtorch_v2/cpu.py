@@ -1,9 +1,7 @@
 """torch.cpu: the one device this package computes on."""
 import types
-import warnings
 
-from .amp import autocast_mode as _autocast_mode
-from .amp import grad_scaler as _grad_scaler
+from .amp import deprecated_spellings
 
 __all__ = ["is_available", "is_initialized", "device_count", "current_device", "set_device", "synchronize",
            "Stream", "Event", "StreamContext", "stream", "current_stream", "amp"]
@@ -85,20 +83,5 @@ def stream(stream):
     return StreamContext(stream)
 
 
-class _CpuAutocast(_autocast_mode.autocast):
-    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
-        warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning)
-        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
-
-
-class _CpuGradScaler(_grad_scaler.GradScaler):
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
-                 enabled=True):
-        super().__init__("cpu", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
-
-
 # torch.cpu.amp: the deprecated spellings of torch.amp's cpu autocast and scaler
-amp = types.SimpleNamespace(autocast=_CpuAutocast, GradScaler=_CpuGradScaler)
-_CpuAutocast.__name__ = _CpuAutocast.__qualname__ = "autocast"
-_CpuGradScaler.__name__ = _CpuGradScaler.__qualname__ = "GradScaler"
+amp = types.SimpleNamespace(**dict(zip(("autocast", "GradScaler"), deprecated_spellings("cpu"))))
