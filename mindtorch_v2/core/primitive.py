@@ -17,7 +17,9 @@ import numpy as np
 from . import array as _array
 from . import dtypes as _dt
 from .array import Array, ArrayBase
+from .devices import is_available as _device_available
 from .devices import meta as _meta_device
+from .devices import unavailable as _unavailable
 
 _REGISTRY = {}
 
@@ -154,6 +156,8 @@ class Primitive:
         if device is not _meta_device:
             impl = self.impls.get(device.type)
             if impl is None:
+                if not _device_available(device.type):
+                    raise _unavailable(device)
                 raise NotImplementedError(f"{self.name} has no lowering for device '{device}'")
             if device.type == "cpu" and not self.narrow_native and any(a.dtype.narrow for a in args):
                 impl = _in_float32(impl)

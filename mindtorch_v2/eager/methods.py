@@ -1,4 +1,5 @@
 """Tensor operators, conversions and the in-place method family."""
+import builtins
 import numbers
 import warnings
 
@@ -202,7 +203,13 @@ tensor_method(inplace.copy_)
 
 
 @tensor_method
-def cpu(self): return to(self, "cpu")  # noqa: E704
+def cpu(self, memory_format=None): return to(self, "cpu")  # noqa: E704
+@tensor_method
+def cuda(self, device=None, non_blocking=False, memory_format=None):  # raises: no CUDA in this build
+    return to(self, _device_of("cuda", device), non_blocking=non_blocking)
+@tensor_method
+def xpu(self, device=None, non_blocking=False, memory_format=None):  # raises: no XPU in this build
+    return to(self, _device_of("xpu", device), non_blocking=non_blocking)
 @tensor_method
 def float(self, memory_format=None): return to(self, _dt.float32)  # noqa: E704,A001
 @tensor_method
@@ -267,3 +274,10 @@ tensor_method(property(_nbytes, doc="The bytes of the elements this tensor views
               "nbytes")
 tensor_method(property(_itemsize, doc="The size in bytes of one element."), "itemsize")
 tensor_method(property(_layout, doc="The memory layout: torch.strided (the only one here)."), "layout")
+
+
+def _device_of(kind, device):
+    """Tensor.cuda(device) / .xpu(device): the device of that kind (an index, a device, or the default)."""
+    if device is None:
+        return kind
+    return f"{kind}:{device}" if isinstance(device, builtins.int) else device  # `int` is a method name here
