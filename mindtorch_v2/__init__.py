@@ -131,6 +131,9 @@ from .eager.legacy_types import (  # noqa: F401,A004
     FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor,
     LongTensor, BoolTensor,
 )
+from .eager.memory_format import (  # noqa: F401,A004
+    memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
+)
 # <<< end of generated names
 
 from . import autograd, npu  # noqa: E402,F401

@@ -301,8 +301,9 @@ def test_clone_is_a_copy_with_its_own_storage():
     assert c._storage is not t._storage and c.tolist() == [1.0, 2.0]
     c.add_(1)
     assert t.tolist() == [1.0, 2.0] and c.tolist() == [2.0, 3.0]
-    v = torch.arange(6.0).reshape(2, 3).t().clone()
-    assert v.tolist() == [[0, 3], [1, 4], [2, 5]] and v.is_contiguous()
+    v = torch.arange(6.0).reshape(2, 3).t().clone()  # preserve_format keeps the transposed layout (as torch)
+    assert v.tolist() == [[0, 3], [1, 4], [2, 5]] and not v.is_contiguous() and v.stride() == (1, 3)
+    assert v.contiguous().is_contiguous() and v.clone(memory_format=torch.contiguous_format).stride() == (2, 1)
 
 
 def test_new_constructors_inherit_dtype_and_device():

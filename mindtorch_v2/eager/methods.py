@@ -9,6 +9,7 @@ from .. import core
 from ..core import dtypes as _dt
 from ..core import to_device
 from . import inplace, ops
+from . import memory_format as _mf
 from .creation import strided
 from .creation import tensor as _tensor
 from .declare import tensor_method
@@ -49,6 +50,7 @@ def to(self, *args, **kwargs):
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
+    memory_format = kwargs.pop("memory_format", None)
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -69,6 +71,8 @@ def to(self, *args, **kwargs):
                 warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                               stacklevel=2)
             out = _w(core.cast(out, dtype))
+    if memory_format is not None and memory_format is not _mf.preserve_format:
+        out = _mf.to_format(out, memory_format)
     if copy and out is self:
         out = self.clone()
     return out
@@ -76,7 +80,10 @@ def to(self, *args, **kwargs):
 
 @tensor_method
 def clone(self, memory_format=None):
-    """A copy with its own storage (no data is copied until one of them is written)."""
+    """A copy with its own storage; by default (preserve_format) a dense layout is kept, as in PyTorch."""
+    order = _mf.clone_order(self, memory_format) if self._strides is not None or memory_format is not None else None
+    if order is not None:
+        return _mf.in_order(self, order)
     return _w(core.copy(self))
 
 

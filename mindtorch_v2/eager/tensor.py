@@ -308,13 +308,6 @@ class Tensor:
     def storage_offset(self):
         return self._offset
 
-    def is_contiguous(self, memory_format=None):
-        shape, strides, _ = self._geometry()
-        if 0 in shape:
-            return True
-        expect = contiguous_strides(shape)
-        return all(st == e or s == 1 for s, st, e in zip(shape, strides, expect))
-
     @property
     def is_meta(self):
         return self.device.type == "meta"
