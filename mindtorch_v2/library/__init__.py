@@ -158,7 +158,7 @@ class Library:
 
     def __init__(self, ns, kind, dispatch_key=""):
         if kind not in ("IMPL", "DEF", "FRAGMENT"):
-            raise ValueError("Unsupported kind: ", kind)
+            raise ValueError(f"Unsupported kind: {kind}")
         if ns in _RESERVED_NAMESPACES and kind in ("DEF", "FRAGMENT"):
             raise ValueError(f"{ns} is a reserved namespace. Please try creating a library with another name.")
         if kind == "DEF":
@@ -195,10 +195,11 @@ class Library:
             raise RuntimeError(f"Tried to register an operator ({qualname}) with the same name and overload name "
                                "multiple times.")
         _check_returns(parsed, qualname)
+        name = parsed.name
         op = CustomOpDef(qualname, parsed)
         op._library = self
         self._op_defs.add(qualname)
-        return parsed.name
+        return name
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
         """Register fn as op_name's implementation for a dispatch key ("CPU", "Meta",

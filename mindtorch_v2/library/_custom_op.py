@@ -320,6 +320,7 @@ class CustomOpDef:
         self._autograd_impl = None  # an "Autograd" dispatch-key kernel (Library.impl)
         self._memo = None
         self._signature = None
+        self._library = None        # the Library that defined it (Library.define), if any
         self._prim = _OpPrimitive(self, multiple_results=schema.returns_tuple or schema.returns == ["Tensor[]"]
                                   or bool(schema.mutated) or not schema.returns)
         _OPS[qualname] = self
@@ -352,7 +353,7 @@ class CustomOpDef:
             res = self._prim.bind(*flat, spec=spec)
         except _UserError as e:
             raise e.exc.with_traceback(e.exc.__traceback__) from None
-        res = Tensor._wrap(res)
+        res = list(Tensor._wrap(res)) if self._prim.multiple_results else [Tensor._wrap(res)]
         mutated = [t for t, arg in zip(flat, _unflatten(self._schema, spec, flat)[2]) if arg.mutable]
         if mutated:
             n = len(res) - len(mutated)
@@ -364,7 +365,7 @@ class CustomOpDef:
         return self._structure(res)
 
     def _structure(self, res):
-        """The primitive's outputs in the schema's return structure."""
+        """The primitive's outputs (a list) in the schema's return structure."""
         schema = self._schema
         if not schema.returns:
             return None
@@ -372,7 +373,7 @@ class CustomOpDef:
             return tuple(res)
         if schema.returns == ["Tensor[]"]:
             return list(res)
-        return res
+        return res[0]
 
     # -- the kernel, on concrete arrays ---------------------------------------------------------------
 
@@ -382,9 +383,9 @@ class CustomOpDef:
             if "meta" in self._kernels:
                 return self._run_kernel(self._kernels["meta"], vals, spec)
             return self._run_fake(vals, spec)
-        kernel = None if device.type in self._disabled else self._kernels.get(device.type)
-        if kernel is None and None not in self._disabled:
-            kernel = self._kernels.get(None)
+        kernel = None
+        if device.type not in self._disabled:
+            kernel = self._kernels.get(device.type, self._kernels.get(None))
         if kernel is None:
             have = sorted(k.upper() if k else "CompositeExplicitAutograd" for k in self._kernels)
             raise NotImplementedError(
@@ -446,6 +447,10 @@ class CustomOpDef:
     def _run_fake(self, vals, spec):
         """The fake implementation on meta tensors (vals are meta arrays)."""
         fake = self._abstract_fn
+        if fake is None and self._library is not None:
+            raise NotImplementedError(
+                f"{self._qualname}: attempted to run this operator with Meta tensors, but there was no fake impl "
+                "or Meta kernel registered (torch.library.register_fake, or Library.impl with 'Meta').")
         if fake is None:
             raise RuntimeError(f"There was no fake impl registered for {self!r}. This is necessary for "
                                "torch.compile/export/fx tracing to work. Please use "
