@@ -6,9 +6,10 @@ objects are thin handles that look the op up at call time, so redefining an op i
 
 __all__ = ["ops", "OpOverloadPacket", "OpOverload"]
 
+_OPS = {}  # "ns::name" -> the op (a torch.library CustomOpDef, which adds itself when defined)
+
 
 def _registry():
-    from .library._custom_op import _OPS
     return _OPS
 
 

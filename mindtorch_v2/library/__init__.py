@@ -17,7 +17,7 @@ API makes the same kind of op.
 """
 import re
 
-from ._custom_op import _OPS, CustomOpDef, FakeImplCtx, VmapInfo, _device_types, get_ctx
+from ._custom_op import _OPS, CustomOpDef, FakeImplCtx, VmapInfo, _device_types, get_ctx, resolve_op
 from ._opcheck import OpCheckError, opcheck
 from . import _schema
 
@@ -97,46 +97,29 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None, tags=None
 # the module-level register functions: op given as "ns::name", a CustomOpDef or a torch.ops object
 
 
-def _resolve(op):
-    if isinstance(op, CustomOpDef):
-        return op
-    target = getattr(op, "_mt_op", None)
-    if isinstance(target, CustomOpDef):
-        return target
-    if isinstance(op, str):
-        _split_qualname(op)
-        found = _OPS.get(op)
-        if found is None:
-            raise RuntimeError(f"Operator '{op}' does not exist: define it first (torch.library.custom_op or "
-                               "Library.define)")
-        return found
-    raise ValueError(f"expected an operator (a 'ns::name' str, a CustomOpDef or a torch.ops op), got "
-                     f"{type(op).__name__}")
-
-
 def register_fake(op, func=None, /, *, lib=None, _stacklevel=1):
     """Register the fake (meta) implementation of op; usable as a decorator."""
-    return _resolve(op).register_fake(func)
+    return resolve_op(op).register_fake(func)
 
 
 def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     """Register the backward formula of op (see CustomOpDef.register_autograd)."""
-    return _resolve(op).register_autograd(backward, setup_context=setup_context)
+    return resolve_op(op).register_autograd(backward, setup_context=setup_context)
 
 
 def register_kernel(op, device_types, func=None, /, *, lib=None):
     """Register op's implementation for device types; usable as a decorator."""
-    return _resolve(op).register_kernel(device_types, func)
+    return resolve_op(op).register_kernel(device_types, func)
 
 
 def register_vmap(op, func=None, /, *, lib=None):
     """Register op's batching rule for torch.vmap; usable as a decorator."""
-    return _resolve(op).register_vmap(func)
+    return resolve_op(op).register_vmap(func)
 
 
 def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
     """Not supported (no __torch_dispatch__ here): raises NotImplementedError."""
-    return _resolve(op).register_torch_dispatch(torch_dispatch_class, func)
+    return resolve_op(op).register_torch_dispatch(torch_dispatch_class, func)
 
 
 # ---------------------------------------------------------------------------
@@ -209,8 +192,8 @@ class Library:
         if isinstance(op_name, str):
             qualname = op_name if "::" in op_name else f"{self.ns}::{op_name}"
         else:
-            qualname = _resolve(op_name)._qualname
-        op = _resolve(qualname)
+            qualname = resolve_op(op_name)._qualname
+        op = resolve_op(qualname)
         key = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
         if fn is fallthrough_kernel:
             return
@@ -269,7 +252,7 @@ def impl(qualname, types, func=None, *, lib=None):
             library.impl(name, fn, key)
             return fn
         return register_old
-    op = _resolve(qualname)
+    op = resolve_op(qualname)
 
     def register(fn):
         keys = (types,) if isinstance(types, str) else tuple(types)

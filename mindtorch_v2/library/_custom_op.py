@@ -31,8 +31,8 @@ from ..core.primitive import Primitive, VariadicVJP
 from ..eager import grad_mode
 from ..eager.tensor import Tensor
 from ..eager.writeback import write
+from .._ops import _OPS, OpOverload
 
-_OPS = {}  # "ns::name" -> CustomOpDef: what torch.ops resolves
 
 
 class _UserError(Exception):
@@ -588,8 +588,7 @@ class CustomOpDef:
 
     @property
     def _opoverload(self):
-        from .._ops import ops
-        return getattr(getattr(ops, self._namespace), self._name).default
+        return OpOverload(self._qualname, "default")
 
     def register_fake(self, fn=None, /, *, _stacklevel=1):
         """Register the fake (meta) implementation: output shapes and dtypes from meta input tensors.
@@ -673,6 +672,23 @@ def _device_types(device_types):
             raise ValueError(f"device_types must be a str or a sequence of str, got {type(t).__name__}")
         out.append(t.split(":")[0])
     return tuple(out)
+
+
+def resolve_op(op):
+    """The CustomOpDef of op: a 'ns::name' str, a CustomOpDef, or a torch.ops packet/overload."""
+    if isinstance(op, CustomOpDef):
+        return op
+    target = getattr(op, "_mt_op", None)
+    if isinstance(target, CustomOpDef):
+        return target
+    if isinstance(op, str):
+        found = _OPS.get(op)
+        if found is None:
+            raise RuntimeError(f"Operator '{op}' does not exist: define it first (torch.library.custom_op or "
+                               "Library.define)")
+        return found
+    raise ValueError(f"expected an operator (a 'ns::name' str, a CustomOpDef or a torch.ops op), got "
+                     f"{type(op).__name__}")
 
 
 def _as_tensor(v):

@@ -15,6 +15,7 @@ from .. import core
 from ..core.pytree import tree_flatten, tree_map
 from ..eager import grad_mode
 from ..eager.tensor import Tensor
+from ._custom_op import resolve_op
 
 DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
 _ALL_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_static",
@@ -144,8 +145,7 @@ _TESTS = {"test_schema": _test_schema, "test_autograd_registration": _test_autog
 
 def opcheck(op, args, kwargs=None, *, test_utils=DEFAULT_TEST_UTILS, raise_exception=True, atol=None, rtol=None):
     """Run the registration checks on op(*args, **kwargs); returns {test name: "SUCCESS" or the error}."""
-    from . import _resolve
-    op = _resolve(op)
+    op = resolve_op(op)
     kwargs = {} if kwargs is None else kwargs
     if isinstance(test_utils, str):
         test_utils = (test_utils,)
