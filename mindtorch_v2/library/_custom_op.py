@@ -480,7 +480,8 @@ class CustomOpDef:
                 and all(a is b for a, b in zip(memo[2], primals)):
             return memo[3]
         grads = self._run_backward(g, out, primals, spec)
-        self._memo = (g, out, primals, grads)
+        # (kept until the next backward of this op; a one-input op asks once, so keeps nothing)
+        self._memo = (g, out, primals, grads) if len(primals) > 1 else None
         return grads
 
     def _run_backward(self, g, out, primals, spec):
