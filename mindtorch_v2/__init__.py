@@ -147,5 +147,7 @@ from . import optim  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
+from . import library  # noqa: E402,F401  (torch.library)
+from ._ops import ops  # noqa: E402,F401  (torch.ops)
 from .func import vmap  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
