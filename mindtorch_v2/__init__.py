@@ -146,3 +146,4 @@ from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401  (torch.distributions)
