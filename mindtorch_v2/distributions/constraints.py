@@ -78,6 +78,13 @@ __all__ = [
 ]
 
 
+
+def _fmt(bound):
+    """A bound as torch's f-strings show it: a 0-d tensor as its python number."""
+    if isinstance(bound, torch.Tensor) and bound.dim() == 0:
+        return bound.item()
+    return bound
+
 class Constraint:
     """
     Abstract base class for constraints.
@@ -372,7 +379,7 @@ class _IntegerInterval(Constraint):
     def __repr__(self):
         fmt_string = self.__class__.__name__[1:]
         fmt_string += (
-            f"(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+            f"(lower_bound={_fmt(self.lower_bound)}, upper_bound={_fmt(self.upper_bound)})"
         )
         return fmt_string
 
@@ -393,7 +400,7 @@ class _IntegerLessThan(Constraint):
 
     def __repr__(self):
         fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(upper_bound={self.upper_bound})"
+        fmt_string += f"(upper_bound={_fmt(self.upper_bound)})"
         return fmt_string
 
 
@@ -413,7 +420,7 @@ class _IntegerGreaterThan(Constraint):
 
     def __repr__(self):
         fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(lower_bound={self.lower_bound})"
+        fmt_string += f"(lower_bound={_fmt(self.lower_bound)})"
         return fmt_string
 
 
@@ -440,7 +447,7 @@ class _GreaterThan(Constraint):
 
     def __repr__(self):
         fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(lower_bound={self.lower_bound})"
+        fmt_string += f"(lower_bound={_fmt(self.lower_bound)})"
         return fmt_string
 
 
@@ -458,7 +465,7 @@ class _GreaterThanEq(Constraint):
 
     def __repr__(self):
         fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(lower_bound={self.lower_bound})"
+        fmt_string += f"(lower_bound={_fmt(self.lower_bound)})"
         return fmt_string
 
 
@@ -476,7 +483,7 @@ class _LessThan(Constraint):
 
     def __repr__(self):
         fmt_string = self.__class__.__name__[1:]
-        fmt_string += f"(upper_bound={self.upper_bound})"
+        fmt_string += f"(upper_bound={_fmt(self.upper_bound)})"
         return fmt_string
 
 
@@ -496,7 +503,7 @@ class _Interval(Constraint):
     def __repr__(self):
         fmt_string = self.__class__.__name__[1:]
         fmt_string += (
-            f"(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+            f"(lower_bound={_fmt(self.lower_bound)}, upper_bound={_fmt(self.upper_bound)})"
         )
         return fmt_string
 
@@ -517,7 +524,7 @@ class _HalfOpenInterval(Constraint):
     def __repr__(self):
         fmt_string = self.__class__.__name__[1:]
         fmt_string += (
-            f"(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+            f"(lower_bound={_fmt(self.lower_bound)}, upper_bound={_fmt(self.upper_bound)})"
         )
         return fmt_string
 

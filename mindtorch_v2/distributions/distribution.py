@@ -49,8 +49,9 @@ class Distribution:
         event_shape: torch.Size = torch.Size(),
         validate_args: bool | None = None,
     ) -> None:
-        self._batch_shape = batch_shape
-        self._event_shape = event_shape
+        # torch.Size, also when a shape arrives as a slice of one (mindtorch's Size slices are tuples)
+        self._batch_shape = torch.Size(batch_shape)
+        self._event_shape = torch.Size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
@@ -298,7 +299,7 @@ class Distribution:
             )
 
         actual_shape = value.size()
-        expected_shape = self._batch_shape + self._event_shape
+        expected_shape = torch.Size(self._batch_shape + self._event_shape)
         for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(
@@ -337,9 +338,14 @@ class Distribution:
     def __repr__(self) -> str:
         param_names = [k for k in self.arg_constraints if k in self.__dict__]
         args_string = ", ".join(
-            [
-                f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-                for p in param_names
-            ]
+            [f"{p}: {_param_repr(self.__dict__[p])}" for p in param_names]
         )
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+def _param_repr(value):
+    """A parameter in Distribution.__repr__: its number when it has one element, else its size. A 0-d tensor
+    shows as its item (torch formats a 0-d tensor in an f-string as a python number)."""
+    if value.numel() != 1:
+        return str(value.size())
+    return str(value.item()) if value.dim() == 0 else str(value)
