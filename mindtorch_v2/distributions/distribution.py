@@ -74,7 +74,7 @@ class Distribution:
                     continue  # skip checking lazily-constructed args
                 value = getattr(self, param)
                 valid = constraint.check(value)
-                if not bool(valid.all()):
+                if not _is_all_true(valid):
                     raise ValueError(
                         f"Expected parameter {param} "
                         f"({type(value).__name__} of shape {tuple(value.shape)}) "
@@ -318,7 +318,7 @@ class Distribution:
         if support is None:
             raise AssertionError("support is unexpectedly None")
         valid = support.check(value)
-        if not bool(valid.all()):
+        if not _is_all_true(valid):
             raise ValueError(
                 "Expected value argument "
                 f"({type(value).__name__} of shape {tuple(value.shape)}) "
@@ -349,3 +349,15 @@ def _param_repr(value):
     if value.numel() != 1:
         return str(value.size())
     return str(value.item()) if value.dim() == 0 else str(value)
+
+
+def _is_all_true(valid):
+    """Whether every element of the bool tensor `valid` is true (torch._is_all_true). Under a torch.func
+    transform the values are traced and cannot be read: the check then passes, as PyTorch's batched
+    check does not stop a vmap either. On meta tensors it raises, as PyTorch's does (no data to check;
+    pass validate_args=False there)."""
+    verdict = valid.all()
+    try:
+        return bool(verdict)
+    except TypeError:  # a traced value (torch.func.grad / vmap / jvp): its truth is not known
+        return True

@@ -7,6 +7,7 @@ from ._torch import Tensor
 from . import constraints
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
+from .utils import _cholesky
 from .utils import _standard_normal, lazy_property
 from .utils import _size
 
@@ -23,7 +24,7 @@ def _batch_capacitance_tril(W, D):
     Wt_Dinv = W.mT / D.unsqueeze(-2)
     K = torch.matmul(Wt_Dinv, W).contiguous()
     K.view(-1, m * m)[:, :: m + 1] += 1  # add identity matrix to K
-    return torch.linalg.cholesky(K)
+    return _cholesky(K)
 
 
 def _batch_lowrank_logdet(W, D, capacitance_tril):
@@ -181,7 +182,7 @@ class LowRankMultivariateNormal(Distribution):
         Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
         K = torch.matmul(Dinvsqrt_W, Dinvsqrt_W.mT).contiguous()
         K.view(-1, n * n)[:, :: n + 1] += 1  # add identity matrix to K
-        scale_tril = cov_diag_sqrt_unsqueeze * torch.linalg.cholesky(K)
+        scale_tril = cov_diag_sqrt_unsqueeze * _cholesky(K)
         return scale_tril.expand(
             self._batch_shape + self._event_shape + self._event_shape
         )

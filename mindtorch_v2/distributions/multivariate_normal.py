@@ -6,6 +6,7 @@ from . import _torch as torch
 from ._torch import Tensor
 from . import constraints
 from .distribution import Distribution
+from .utils import _cholesky
 from .utils import _standard_normal, lazy_property
 from .utils import _size
 
@@ -79,7 +80,7 @@ def _batch_mahalanobis(bL, bx):
 
 def _precision_to_scale_tril(P):
     # Ref: https://nbviewer.jupyter.org/gist/fehiepsi/5ef8e09e61604f10607380467eb82006#Precision-to-scale_tril
-    Lf = torch.linalg.cholesky(torch.flip(P, (-2, -1)))
+    Lf = _cholesky(torch.flip(P, (-2, -1)))
     L_inv = torch.transpose(torch.flip(Lf, (-2, -1)), -2, -1)
     Id = torch.eye(P.shape[-1], dtype=P.dtype, device=P.device)
     L = torch.linalg.solve_triangular(L_inv, Id, upper=False)
@@ -192,7 +193,7 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = torch.linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = _cholesky(covariance_matrix)
         else:  # precision_matrix is not None
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 

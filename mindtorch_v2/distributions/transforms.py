@@ -11,6 +11,7 @@ F = _nn.functional
 from ._torch import Tensor
 from . import constraints
 from .distribution import Distribution
+from .utils import _cholesky
 from .utils import (
     _sum_rightmost,
     broadcast_all,
@@ -1072,7 +1073,7 @@ class PositiveDefiniteTransform(Transform):
         return x @ x.mT
 
     def _inverse(self, y):
-        y = torch.linalg.cholesky(y)
+        y = _cholesky(y)
         return LowerCholeskyTransform().inv(y)
 
 

@@ -82,6 +82,14 @@ def _standard_normal(
     return torch.randn(tuple(shape), dtype=dtype, device=device)
 
 
+def _cholesky(matrix):
+    """torch.linalg.cholesky(matrix); on meta tensors through cholesky_ex, whose factor has the shape
+    without reading data (mindtorch's cholesky reads the LAPACK info to raise, which a meta tensor has not)."""
+    if matrix.device.type == "meta":
+        return torch.linalg.cholesky_ex(matrix).L
+    return torch.linalg.cholesky(matrix)
+
+
 def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
     r"""
     Sum out ``dim`` many rightmost dimensions of a given tensor.
