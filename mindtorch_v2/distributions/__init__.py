@@ -1,5 +1,11 @@
-from __future__ import annotations
-r"""
+r"""torch.distributions for mindtorch_v2.
+
+A port of PyTorch's torch.distributions (BSD-3-Clause, copyright the PyTorch contributors) onto mindtorch_v2's
+tensor ops: the same classes, constraints, transforms, KL registry, formulas and error messages, so log densities,
+gradients (autograd and torch.func) and meta-tensor shapes follow from the ops they are written with. The names
+they use come from `_torch.py`; the samplers PyTorch has as C++ kernels (gamma with its implicit reparameterisation
+gradient, Dirichlet, Poisson, binomial) are in `_samplers.py`, built on torch.rand / torch.randn.
+
 The ``distributions`` package contains parameterizable probability distributions
 and sampling functions. This allows the construction of stochastic computation
 graphs and stochastic gradient estimators for optimization. This package

@@ -18,9 +18,8 @@ from ..eager.linalg_ops import cholesky_inverse  # noqa: F401
 from ..eager.math_ops import atan, atanh, digamma, erfc, erfinv, lgamma, logit, polygamma, xlogy  # noqa: F401
 from ..eager.ops import (  # noqa: F401
     abs, all, any, broadcast_shapes, broadcast_tensors, cat, ceil, clamp, cumsum, diag, erf, exp, expm1, flip, floor,
-    gather, ge,
-    gt, isclose, le, log, log1p, log_softmax, logsumexp, lt, matmul, max, maximum, min, minimum, pow, rsqrt, sigmoid,
-    sign, softmax, sqrt, square, stack, sum, tan, tanh, where,
+    gather, ge, gt, isclose, le, log, log1p, log_softmax, logsumexp, lt, matmul, max, maximum, min, minimum, pow,
+    rsqrt, sigmoid, sign, softmax, sqrt, square, stack, sum, tan, tanh, where,
 )
 from ..eager.shape_ops import diag_embed  # noqa: F401
 from ..eager.tensor import Size, Tensor  # noqa: F401

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ._torch import Tensor
-from . import constraints, Independent
+from . import constraints
+from .independent import Independent
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import StickBreakingTransform

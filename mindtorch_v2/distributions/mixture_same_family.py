@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from . import _torch as torch
 from ._torch import Tensor
-from . import Categorical, constraints
+from . import constraints
+from .categorical import Categorical
 from .constraints import MixtureSameFamilyConstraint
 from .distribution import Distribution
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from . import _torch as torch
 from ._torch import inf, Tensor
-from . import Categorical, constraints
+from . import constraints
+from .categorical import Categorical
 from .binomial import Binomial
 from .distribution import Distribution
 from .utils import broadcast_all

@@ -4,7 +4,8 @@ import math
 
 from . import _torch as torch
 from ._torch import inf, nan, Tensor
-from . import Chi2, constraints
+from . import constraints
+from .chi2 import Chi2
 from .distribution import Distribution
 from .utils import _standard_normal, broadcast_all
 from .utils import _size
