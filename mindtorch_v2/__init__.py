@@ -151,3 +151,4 @@ from . import library  # noqa: E402,F401  (torch.library)
 from ._ops import ops  # noqa: E402,F401  (torch.ops)
 from .func import vmap  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401  (torch.distributions)
