@@ -169,6 +169,23 @@ def test_compiler_and_dynamo_answer_false_and_decorators_return_the_function():
     assert dynamo.maybe_mark_dynamic(x, 0) is None
 
 
+def test_transform_getitem_to_index_lets_vmapped_mask_functions_index_with_scalar_tensors():
+    from mindtorch_v2._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+    pad = mt.tensor([[True, True, False], [False, True, True]])
+
+    def mask(b, q, k):  # causal and not padding, read by scalar tensor indices (transformers' mask functions)
+        return (k <= q) & pad[b][k]
+
+    inner = mt.vmap(mask, in_dims=(None, None, 0))
+    with TransformGetItemToIndex() as mode:
+        got = mt.vmap(mt.vmap(inner, in_dims=(None, 0, None)), in_dims=(0, None, None))(
+            mt.arange(2), mt.arange(3), mt.arange(3))
+    assert isinstance(mode, TransformGetItemToIndex)
+    p = pad.numpy()
+    want = [[[k <= q and p[b, k] for k in range(3)] for q in range(3)] for b in range(2)]
+    assert got.dtype == mt.bool and got.tolist() == want
+
+
 def test_dynamo_config_holds_torchs_defaults_and_refuses_unknown_names():
     names = ["suppress_errors", "cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "verbose",
              "capture_scalar_outputs", "optimize_ddp", "automatic_dynamic_shapes", "assume_static_by_default"]
