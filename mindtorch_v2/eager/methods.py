@@ -75,8 +75,12 @@ def to(self, *args, **kwargs):
 
 @tensor_method
 def clone(self, memory_format=None):
-    """A copy with its own storage (no data is copied until one of them is written)."""
-    return _w(core.copy(self))
+    """A copy with its own storage (no data is copied until one of them is written), laid out in memory_format."""
+    order = memory_format.dim_order(self.ndim) if memory_format is not None else None
+    if order is None or order == tuple(range(self.ndim)):
+        return _w(core.copy(self))
+    inverse = tuple(order.index(d) for d in range(self.ndim))
+    return _w(core.copy(self.permute(order))).permute(inverse)  # dense in `order`, seen in the logical order
 
 
 @tensor_method("type")

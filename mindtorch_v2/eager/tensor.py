@@ -128,6 +128,39 @@ class Size(tuple):
         return n
 
 
+class memory_format:
+    """torch.memory_format: how a dense tensor's dimensions are laid out in memory (`torch.channels_last`, ...)."""
+    __slots__ = ("_name", "_order")
+
+    def __init__(self, name, order=None):
+        object.__setattr__(self, "_name", name)
+        # for channels_last formats: the dimension order from outermost to innermost in memory
+        object.__setattr__(self, "_order", order)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"'torch.memory_format' object has no attribute '{name}'")
+
+    def __repr__(self):
+        return "torch." + self._name
+
+    def __reduce__(self):
+        return self._name  # pickled by name, as a module global
+
+    def dim_order(self, ndim):
+        """The dimension order (outermost first) of this format for an ndim tensor; raises as torch does."""
+        if self._order is None:
+            return tuple(range(ndim))
+        if ndim != len(self._order):
+            raise RuntimeError(f"required rank {len(self._order)} tensor to use {self._name} format")
+        return self._order
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last", (0, 2, 3, 1))
+channels_last_3d = memory_format("channels_last_3d", (0, 2, 3, 4, 1))
+
+
 def contiguous_strides(shape):
     strides = []
     acc = 1
@@ -294,12 +327,16 @@ class Tensor:
     def storage_offset(self):
         return self._offset
 
-    def is_contiguous(self, memory_format=None):
+    def is_contiguous(self, memory_format=contiguous_format):
         shape, strides, _ = self._geometry()
         if 0 in shape:
             return True
-        expect = contiguous_strides(shape)
-        return all(st == e or s == 1 for s, st, e in zip(shape, strides, expect))
+        fmt_order = getattr(memory_format, "_order", None)  # None: contiguous_format (preserve_format answers so)
+        if fmt_order is not None and len(shape) != len(fmt_order):
+            return False
+        order = fmt_order or tuple(range(len(shape)))
+        expect = contiguous_strides(tuple(shape[d] for d in order))
+        return all(strides[d] == e or shape[d] == 1 for d, e in zip(order, expect))
 
     @property
     def is_meta(self):

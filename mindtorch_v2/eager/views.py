@@ -415,8 +415,10 @@ def movedim(self, source, destination):
 
 @tensor_method
 def contiguous(self, memory_format=None):
-    """self when already contiguous, else a contiguous copy."""
-    return self if self.is_contiguous() else self.clone()
+    """self when already contiguous in memory_format (default: row-major), else a copy that is."""
+    if memory_format is None or memory_format._order is None:
+        return self if self.is_contiguous() else self.clone()
+    return self if self.is_contiguous(memory_format) else self.clone(memory_format=memory_format)
 
 
 def _getitem_is_basic(key):
