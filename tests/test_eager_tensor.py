@@ -1,6 +1,6 @@
 """The torch-style Tensor: creation, dtypes and promotion, attributes, conversions, repr, operators, indexing."""
-import pickle
 import math
+import pickle
 
 import numpy as np
 import pytest
