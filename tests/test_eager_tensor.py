@@ -673,3 +673,14 @@ def test_memory_formats_lay_out_copies_as_torch_does():
     a = torch.ones(2, 3, 4, 5, requires_grad=True)
     (a.clone(memory_format=torch.channels_last) * 2).sum().backward()
     assert torch.equal(a.grad, torch.full((2, 3, 4, 5), 2.0))
+
+
+def test_new_factories_take_size_as_ints_a_sequence_or_the_size_keyword():
+    x = torch.ones(2, dtype=torch.float64)
+    assert x.new_ones(size=(2, 3)).shape == (2, 3) and x.new_zeros(size=()).shape == ()
+    assert x.new_empty(size=[3]).shape == (3,) and x.new_ones(2, 3).shape == (2, 3)
+    assert x.new_zeros((4,)).dtype == torch.float64 and x.new_ones(size=(), dtype=torch.bool).item() is True
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        x.new_ones((2,), size=(3,))
+    with pytest.raises(TypeError, match="missing 1 required positional arguments"):
+        x.new_zeros()
