@@ -104,9 +104,15 @@ def test_training_loss_gradients_and_adamw_step_equal_pytorchs(ours, torch_resul
     np.testing.assert_allclose(r["train_logits"], want_logits, rtol=0, atol=ATOL)
     assert list(r["grads"]) == list(want_grads)  # the same parameters, in the same order
     for name, g in want_grads.items():
-        assert np.abs(g).max() > 0 or name.endswith("token_type_embeddings.weight"), name  # the step moves them
+        assert np.abs(g).max() > 0, name
         np.testing.assert_allclose(r["grads"][name], g, rtol=0, atol=1e-5, err_msg=name)
-        np.testing.assert_allclose(r["after_step"][name], want_after[name], rtol=0, atol=1e-5, err_msg=name)
+        # Adam's first step moves each weight by about lr * sign(grad): where the gradient is only rounding noise
+        # (a key projection's bias does not change the softmax), its sign is noise too, so compare elsewhere
+        clear = np.abs(g) > 1e-4
+        np.testing.assert_allclose(r["after_step"][name][clear], want_after[name][clear], rtol=0, atol=1e-5,
+                                   err_msg=name)
+        step = np.abs(r["after_step"][name] - r["initial"][name]).max()
+        assert step <= 1e-2 * (1 + 1e-2 * np.abs(r["initial"][name]).max()) + 1e-6, name  # lr * (1 + wd |w|)
         assert not np.array_equal(r["after_step"][name], r["initial"][name]), name
 
 
