@@ -40,7 +40,7 @@ def configs(transformers):
 
 
 def numpy_weights(model, seed):
-    """Every parameter and floating buffer set from numpy (seeded): name -> the float32 array used."""
+    """Every parameter set from numpy (seeded; buffers such as rotary frequencies are computed): name -> array."""
     rng = np.random.RandomState(seed)
     import torch
     used = {}
