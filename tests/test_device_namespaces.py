@@ -94,6 +94,14 @@ def test_other_namespaces():
     assert cpu.synchronize() is None
 
 
+def test_distributed_is_a_package_built_without_process_groups():
+    import mindtorch_v2.distributed as dist
+    assert torch.distributed is dist
+    assert dist.is_available() is False
+    assert isinstance(dist.ProcessGroup, type)
+    assert not hasattr(dist, "init_process_group")  # as in PyTorch built with USE_DISTRIBUTED=0
+
+
 def test_backend_flags_are_settable_with_torchs_defaults():
     assert backends.cuda.matmul.allow_tf32 is False and backends.cuda.is_built() is False
     assert backends.cudnn.enabled and not backends.cudnn.benchmark and not backends.cudnn.is_available()

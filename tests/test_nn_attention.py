@@ -1,4 +1,5 @@
-"""torch.nn.attention: sdpa_kernel, SDPBackend and the causal biases (behaviour checked on PyTorch 2.13)."""
+"""torch.nn.attention: sdpa_kernel, SDPBackend, the causal biases and flex_attention (behaviour checked on PyTorch
+2.13)."""
 import numpy as np
 import pytest
 
@@ -77,3 +78,95 @@ def test_sdpa_takes_a_causal_bias_as_mask():
     q, k, v = _qkv(lq=5, lk=5)
     assert torch.allclose(F.scaled_dot_product_attention(q, k, v, attn_mask=causal_upper_left(5, 5)),
                           F.scaled_dot_product_attention(q, k, v, is_causal=True))
+
+
+# ---------------------------------------------------------------------------
+# torch.nn.attention.flex_attention
+
+def _causal(b, h, q, kv):
+    return q >= kv
+
+
+def test_create_block_mask_lists_partial_and_full_tiles_as_pytorch_does():
+    from mindtorch_v2.nn.attention.flex_attention import create_block_mask
+    bm = create_block_mask(_causal, 2, 1, 5, 6, device="cpu", BLOCK_SIZE=2)
+    # PyTorch 2.13's answers for this mask (rows past Q_LEN count as masked, so the last row is all partial)
+    assert bm.kv_num_blocks.dtype == torch.int32 and bm.kv_num_blocks.tolist() == [[[1, 1, 3]]] * 2
+    assert bm.kv_indices.tolist() == [[[[0, 1, 2], [1, 0, 2], [0, 1, 2]]]] * 2
+    assert bm.full_kv_num_blocks.tolist() == [[[0, 1, 0]]] * 2
+    assert bm.q_num_blocks.tolist() == [[[2, 2, 1]]] * 2
+    assert bm.q_indices.tolist() == [[[[0, 2, 1], [1, 2, 0], [2, 0, 1]]]] * 2
+    assert bm.to_dense().tolist() == [[[[1, 0, 0], [1, 1, 0], [1, 1, 1]]]] * 2
+    assert bm.shape == (2, 1, 5, 6) and bm.BLOCK_SIZE == (2, 2) and bm.sparsity() == pytest.approx(20.0)
+
+
+def test_mask_combinators_and_create_mask():
+    from mindtorch_v2.nn.attention.flex_attention import and_masks, create_mask, noop_mask, or_masks
+    pad = torch.tensor([[True] * 4, [False, True, True, True]])
+
+    def padded(b, h, q, kv):
+        return pad[b, kv]
+
+    q, kv = np.arange(3)[:, None], np.arange(4)[None, :]
+    both = create_mask(and_masks(_causal, padded), 2, 1, 3, 4)
+    either = create_mask(or_masks(_causal, padded), 2, None, 3, 4)
+    p = pad.numpy()[:, None, None, :]
+    assert both.dtype == torch.bool and both.shape == (2, 1, 3, 4)
+    assert np.array_equal(both.numpy(), (q >= kv) & p) and np.array_equal(either.numpy(), (q >= kv) | p)
+    assert create_mask(noop_mask, 1, 1, 2, 2).all()
+    with pytest.raises(RuntimeError, match="should be callable"):
+        and_masks(_causal, 3)
+
+
+def _reference(q, k, v, allowed, scale, bias):
+    s = np.einsum("bhle,bhse->bhls", q, k) * scale + bias
+    s = np.where(allowed, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    w = np.exp(s - np.where(np.isfinite(m), m, 0))
+    tot = w.sum(-1, keepdims=True)
+    out = np.einsum("bhls,bhse->bhle", w / np.where(tot > 0, tot, 1), v)
+    with np.errstate(divide="ignore"):
+        return out, np.log(tot[..., 0]) + np.where(np.isfinite(m), m, 0)[..., 0]
+
+
+def test_flex_attention_with_score_mod_block_mask_and_gqa_equals_dense_attention():
+    from mindtorch_v2.nn.attention.flex_attention import AuxRequest, and_masks, create_block_mask, flex_attention
+    rng = np.random.RandomState(0)
+    qn, kn, vn = (rng.randn(*s).astype(np.float32) for s in ((2, 4, 6, 8), (2, 2, 6, 8), (2, 2, 6, 8)))
+    pad = torch.tensor([[True] * 6, [False, False, True, True, True, True]])
+
+    def padded(b, h, q, kv):
+        return pad[b, kv]
+
+    def bias(score, b, h, q, kv):
+        return score + 0.1 * (q - kv) * (h + 1)
+
+    bm = create_block_mask(and_masks(_causal, padded), 2, None, 6, 6, BLOCK_SIZE=2)
+    out, aux = flex_attention(torch.tensor(qn), torch.tensor(kn), torch.tensor(vn), score_mod=bias, block_mask=bm,
+                              enable_gqa=True, return_aux=AuxRequest(lse=True))
+    L = np.arange(6)
+    allowed = (L[:, None] >= L[None, :]) & pad.numpy()[:, None, None, :]
+    b = 0.1 * (L[:, None] - L[None, :]) * (np.arange(4)[:, None, None] + 1)
+    want, lse = _reference(qn, np.repeat(kn, 2, 1), np.repeat(vn, 2, 1), allowed, 1 / np.sqrt(8), b)
+    assert np.allclose(out.numpy(), want, atol=1e-5) and out.dtype == torch.float32
+    # row 0 of batch 1 sees only padding: output 0 and logsumexp -inf, as PyTorch gives
+    assert np.all(out.numpy()[1, :, 0] == 0) and np.all(np.isneginf(aux.lse.numpy()[1, :, 0]))
+    assert np.allclose(aux.lse.numpy()[np.isfinite(lse)], lse[np.isfinite(lse)], atol=1e-5) and aux.max_scores is None
+    plain, plain_lse = flex_attention(torch.tensor(qn[:, :2]), torch.tensor(kn), torch.tensor(vn), scale=0.5,
+                                      return_lse=True)
+    want, lse = _reference(qn[:, :2], kn, vn, np.ones((6, 6), bool), 0.5, 0.0)
+    assert np.allclose(plain.numpy(), want, atol=1e-5) and np.allclose(plain_lse.numpy(), lse, atol=1e-5)
+
+
+def test_flex_attention_refuses_what_pytorchs_cpu_kernel_refuses():
+    from mindtorch_v2.nn.attention.flex_attention import AuxRequest, create_block_mask, flex_attention
+    q = torch.ones(1, 2, 4, 8)
+    with pytest.raises(NotImplementedError, match="does not support backward on CPU"):
+        flex_attention(q.requires_grad_(), torch.ones(1, 2, 4, 8), torch.ones(1, 2, 4, 8))
+    q = torch.ones(1, 2, 4, 8)
+    with pytest.raises(NotImplementedError, match="max scores is not supported on CPU"):
+        flex_attention(q, q, q, return_aux=AuxRequest(max_scores=True))
+    with pytest.raises(ValueError, match="Try setting enable_gqa=True"):
+        flex_attention(q, torch.ones(1, 1, 4, 8), torch.ones(1, 1, 4, 8))
+    with pytest.raises(ValueError, match="block_mask was created for"):
+        flex_attention(q, q, q, block_mask=create_block_mask(_causal, 1, 1, 8, 8, BLOCK_SIZE=4))

@@ -85,6 +85,8 @@ def is_contiguous(self, memory_format=contiguous_format):
     """Whether the elements are laid out densely in `memory_format`'s order (row-major by default)."""
     if memory_format is preserve_format:  # as torch: asks for the row-major layout
         memory_format = contiguous_format
+    if _RANK.get(memory_format, self.ndim) != self.ndim:  # a 2-d tensor is not channels_last (no error)
+        return False
     return has_layout(self, storage_order(memory_format, self.ndim))
 
 

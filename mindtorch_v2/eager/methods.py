@@ -100,7 +100,17 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return _tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-def _new_filled(self, fill, size, dtype, device, requires_grad):
+def _new_filled(self, fill, size, dtype, device, requires_grad, size_kw, name):
+    """new_zeros/new_ones/new_empty: size given as ints, one sequence, or the keyword `size` (torch takes all)."""
+    if size_kw:
+        unknown = sorted(set(size_kw) - {"size"})
+        if unknown:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{unknown[0]}'")
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (size_kw["size"],)
+    elif not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
     out = _w(core.full(size, fill, dtype=dtype or self.dtype, device=device or self.device))
     return out.requires_grad_(requires_grad)
@@ -244,11 +254,20 @@ def bool(self, memory_format=None): return to(self, _dt.bool_)  # noqa: E704,A00
 @tensor_method
 def type_as(self, other): return to(self, other.dtype)  # noqa: E704
 @tensor_method
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 0, size, dtype, device, requires_grad)  # noqa: E501,E704
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+    return _new_filled(self, 0, size, dtype, device, requires_grad, size_kw, "new_zeros")
+
+
 @tensor_method
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 1, size, dtype, device, requires_grad)  # noqa: E501,E704
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+    return _new_filled(self, 1, size, dtype, device, requires_grad, size_kw, "new_ones")
+
+
 @tensor_method
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 0, size, dtype, device, requires_grad)  # noqa: E501,E704
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+    return _new_filled(self, 0, size, dtype, device, requires_grad, size_kw, "new_empty")
+
+
 
 
 @tensor_method
