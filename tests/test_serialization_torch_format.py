@@ -359,3 +359,30 @@ def test_meta_tensors_and_parameter_attributes_travel_as_torch_writes_them():
     assert r["m"].device.type == "meta" and r["m"].shape == (2, 3) and r["mt"].stride() == (1, 3)
     with pytest.raises(RuntimeError, match="negative size"):
         torch.serialization.reading.rebuild_meta_tensor(torch.float32, (-1,), (1,))
+
+
+def test_protocol_2_builtin_names_load_under_weights_only():
+    """torch.save writes protocol 2, where set/frozenset are named __builtin__.set: allowed as builtins.set."""
+    import io
+    buf = io.BytesIO()
+    torch.save({"s": {1, 2}, "f": frozenset([3]), "t": torch.ones(2)}, buf)
+    assert b"__builtin__" in buf.getvalue()
+    buf.seek(0)
+    got = torch.load(buf)
+    assert got["s"] == {1, 2} and got["f"] == frozenset([3]) and torch.equal(got["t"], torch.ones(2))
+
+
+def test_whole_module_loads_with_its_classes_allowlisted():
+    import io
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU())
+    buf = io.BytesIO()
+    torch.save(model, buf)
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global"):
+        torch.load(buf)
+    buf.seek(0)
+    classes = [torch.nn.Sequential, torch.nn.Linear, torch.nn.ReLU]
+    with torch.serialization.safe_globals(classes):
+        loaded = torch.load(buf)
+    x = torch.ones(1, 2)
+    assert torch.equal(loaded(x), model(x))

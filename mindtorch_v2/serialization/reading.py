@@ -4,6 +4,7 @@ Every size the file declares is checked against the file's length before anythin
 must be stored (never compressed), unique, and inside the file; every tensor view is checked against its
 storage's bounds. Problems raise RuntimeError (the container) or pickle.UnpicklingError (data.pkl).
 """
+import _compat_pickle
 import collections
 import contextlib
 import io
@@ -265,6 +266,10 @@ class WeightsUnpickler(pickle._Unpickler):
         return self._persistent_load(pid)
 
     def find_class(self, module, name):
+        if self.proto < 3:  # protocol 2 (torch.save's) names Python 3's builtins by their Python 2 names
+            if (module, name) in _compat_pickle.NAME_MAPPING:
+                module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+            module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         full = f"{module}.{name}"
         if full in SAFE_GLOBALS:
             return SAFE_GLOBALS[full]
