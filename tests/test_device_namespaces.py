@@ -181,3 +181,15 @@ def test_tensor_cuda_and_unknown_device_types():
     assert x.cpu() is x or torch.equal(x.cpu(), x)
     with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, .* device type at start of device string: foo"):
         torch.device("foo")
+
+
+def test_nn_parallel_single_process_names():
+    from mindtorch_v2.nn.parallel import DataParallel, DistributedDataParallel, data_parallel
+    m = torch.nn.Linear(2, 3)
+    x = torch.ones(4, 2)
+    dp = DataParallel(m)
+    assert dp.module is m and dp.device_ids == [] and torch.equal(dp(x), m(x))
+    assert list(dp.state_dict()) == ["module.weight", "module.bias"]
+    assert torch.equal(data_parallel(m, x), m(x)) and torch.nn.parallel.DataParallel is torch.nn.DataParallel
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        DistributedDataParallel(m)
