@@ -718,3 +718,28 @@ def test_grad_modes_decorate_without_parentheses_as_torch():
     assert not off(x).requires_grad and not inference(x).requires_grad and off.__name__ == "off"
     with pytest.raises(TypeError, match="takes no arguments"):
         torch.no_grad(3)
+
+
+def test_inference_tensors_follow_pytorchs_rules():
+    """Checked on PyTorch 2.13: tensors made in inference_mode are inference tensors (views too)."""
+    with torch.inference_mode():
+        y = torch.ones(2) * 2
+        with torch.inference_mode(False):
+            normal = torch.ones(1)
+    assert y.is_inference() and y[0].is_inference() and not y.clone().is_inference()
+    assert not torch.ones(2).is_inference() and not normal.is_inference()
+    w = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        w * y
+    (w.exp() + y).sum().backward()  # add saves nothing: allowed
+    assert torch.allclose(w.grad, w.detach().exp())
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
+        y.add_(1)
+    with torch.no_grad(), pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        y.zero_()
+    assert y.tolist() == [2.0, 2.0] and y._version == 0
+    with torch.inference_mode():
+        y.add_(1)
+    assert y.tolist() == [3.0, 3.0]
+    with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor outside InferenceMode"):
+        y.requires_grad_()

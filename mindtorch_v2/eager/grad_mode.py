@@ -114,6 +114,8 @@ class inference_mode(_Mode):
         if self.mode:
             _set(False)
             _state.inference = True
+        else:  # inference_mode(False) inside an inference region: tensors made here are normal ones
+            _state.inference = False
 
     def __exit__(self, *exc):
         _set(self.prev)

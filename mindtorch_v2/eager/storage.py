@@ -7,6 +7,7 @@ shared by every Tensor viewing this storage.
 import numpy as np
 
 from ..core import Array, asarray, bitcast
+from .grad_mode import _state as _grad_state
 from ..core import uint8 as _uint8
 
 
@@ -21,11 +22,12 @@ class VersionCounter:
 
 
 class Storage:
-    __slots__ = ("value", "version", "__weakref__")
+    __slots__ = ("value", "version", "inference", "__weakref__")
 
     def __init__(self, value):
         self.value = value
         self.version = VersionCounter()
+        self.inference = _grad_state.inference  # made inside torch.inference_mode: an inference tensor
 
     def nbytes(self):
         return self.value.size * self.value.dtype.itemsize
@@ -68,6 +70,7 @@ class DetachedPartStorage(Storage):
     def __init__(self, storage, source_op):
         self.value = storage.value
         self.version = storage.version
+        self.inference = storage.inference
         self.source_op = source_op
 
 
@@ -81,6 +84,7 @@ class BitcastStorage(Storage):
     def __init__(self, target, dtype):
         self.target, self.dtype = target, dtype
         self.version = target.version
+        self.inference = target.inference
 
     @property
     def value(self):
@@ -100,6 +104,7 @@ class DataStorage(Storage):
     def __init__(self, target):
         self.target = target.target if type(target) is DataStorage else target
         self.version = VersionCounter()
+        self.inference = target.inference
 
     @property
     def value(self):

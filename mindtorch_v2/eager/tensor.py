@@ -81,6 +81,8 @@ def record_node(prim, params, args, vals, out):
         for i, v in enumerate(vals):
             if i in reads:
                 a = args[i]
+                if isinstance(a, Tensor) and a._storage.inference:
+                    raise RuntimeError(_INFERENCE_SAVED)
                 if hooks is not None and isinstance(a, Tensor):
                     saved[i] = _hooked(hooks, a, edges[i], a._rg)
                 elif isinstance(a, Tensor):
@@ -159,6 +161,13 @@ _CROSS_PROCESS_NON_LEAF = ("Cowardly refusing to serialize non-leaf tensor which
                            "detach() on the tensor before serializing (e.g., putting it on the queue).")
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+                    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                    "`torch.inference_mode()`.")
+_INFERENCE_INPLACE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+                      "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                      "more details.")
 
 
 class Tensor:
@@ -458,6 +467,10 @@ class Tensor:
     def requires_grad(self, flag):
         self.requires_grad_(flag)
 
+    def is_inference(self):
+        """Whether this tensor was made inside torch.inference_mode (it then never joins autograd)."""
+        return self._storage.inference
+
     def requires_grad_(self, requires_grad=True):
         if self._grad_fn is not None:
             if not requires_grad:
@@ -467,6 +480,8 @@ class Tensor:
             return self
         if requires_grad and self.dtype.category < _dt.FLOAT:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")  # (torch's words; complex too)
+        if requires_grad and self._storage.inference and not _state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._rg = bool(requires_grad)
         return self
 
@@ -585,7 +600,9 @@ class Tensor:
     # in-place machinery lives in inplace.py; views in views.py; the op methods in ops.py
 
     def _check_inplace(self):
-        """PyTorch's leaf rules, checked before an in-place op changes anything."""
+        """PyTorch's leaf and inference-tensor rules, checked before an in-place op changes anything."""
+        if self._storage.inference and not _state.inference:
+            raise RuntimeError(_INFERENCE_INPLACE)
         if not grad_mode.is_grad_enabled():
             return
         if self._grad_fn is None and self._rg and self._base is None:
