@@ -153,3 +153,4 @@ from ._ops import ops  # noqa: E402,F401  (torch.ops)
 from .func import vmap  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401  (torch.distributions)
+from . import profiler  # noqa: E402,F401  (torch.profiler)

@@ -17,6 +17,7 @@ from .. import core
 from ..core import dtypes as _dt
 from ..core import as_strided_p
 from . import grad_mode
+from . import profiler_hooks as _profiler_hooks
 from .autograd.graph import AccumulateGrad
 from .autograd import saved_hooks as _saved_hooks
 from .autograd.graph import HookedSaved, Node, Saved
@@ -39,7 +40,9 @@ class UnsupportedDTypeError(NotImplementedError, TypeError):
     the core a TypeError; this is both, so either `except` clause catches it."""
 
 
-def tensor_bind(prim, args, params):
+def tensor_bind(prim, args, params, _timed=False):
+    if _profiler_hooks.op is not None and not _timed:  # a profiler records: time this op as an event
+        return _profiler_hooks.op(tensor_bind, prim, args, params)
     vals = []
     record = False
     for a in args:

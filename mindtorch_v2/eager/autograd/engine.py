@@ -17,6 +17,7 @@ import threading
 from ... import core
 from . import graph
 from .. import grad_mode
+from .. import profiler_hooks as _profiler_hooks
 from ..tensor import Tensor
 from ..writeback import write
 
@@ -173,7 +174,9 @@ def _as_value(t):
     return t._value() if hasattr(type(t), "__mt_bind__") else t
 
 
-def _run_node(node, gs, push, create_graph, retain_graph, Tensor):
+def _run_node(node, gs, push, create_graph, retain_graph, Tensor, _timed=False):
+    if _profiler_hooks.node is not None and not _timed:  # a profiler records: time this node as an event
+        return _profiler_hooks.node(_run_node, node.name(), (node, gs, push, create_graph, retain_graph, Tensor))
     prim = node.prim
     out, primals = _rule_args(node, create_graph, Tensor)
     if prim.multiple_results:
@@ -202,8 +205,10 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor):
         node.out_saved = None
 
 
-def _run_custom(node, gs, push, create_graph, retain_graph):
+def _run_custom(node, gs, push, create_graph, retain_graph, _timed=False):
     """A node that runs itself (autograd.Function): apply(grads, create_graph) -> one grad per edge."""
+    if _profiler_hooks.node is not None and not _timed:
+        return _profiler_hooks.node(_run_custom, node.name(), (node, gs, push, create_graph, retain_graph))
     user = node.apply([conj_boundary(g) for g in gs], create_graph)  # autograd.Function speaks torch's convention
     _propagate(node, [conj_boundary(g) for g in user], gs, push)
     if not retain_graph:
@@ -220,9 +225,11 @@ def _propagate(node, grads_in, gs, push):
             push(edge, gi)
 
 
-def accumulate_grad(self, g, create_graph):
+def accumulate_grad(self, g, create_graph, _timed=False):
     """Add gradient g (the tape's convention; see conj_boundary) into leaf tensor self's .grad (into the
     existing grad tensor, as PyTorch does)."""
+    if _profiler_hooks.node is not None and not _timed:
+        return _profiler_hooks.node(accumulate_grad, "torch::autograd::AccumulateGrad", (self, g, create_graph))
     g = conj_boundary(g)
     if not isinstance(g, Tensor):
         g = Tensor._from_value(g)
