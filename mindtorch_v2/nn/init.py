@@ -8,7 +8,8 @@ import warnings
 
 import numpy as np
 
-from ..eager.creation import eye as _eye, from_numpy, randn, randperm
+from ..eager.creation import eye as _eye, from_numpy
+from ..eager.random_ops import randperm
 from ..eager.ops import where
 from ..eager.grad_mode import no_grad
 from ..core import float64
