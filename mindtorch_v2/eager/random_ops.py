@@ -408,9 +408,9 @@ def _randperm(g, n):
 
 
 def _exponential(g, n, dtype, lambd):
-    """exponential_(lambd): -1 / lambd * log(1 - u) with a 53-bit uniform u (exponential_distribution<double>)."""
+    """exponential_(lambd): -1 / lambd * log1p(-u) with a 53-bit uniform u (exponential_distribution<double>)."""
     u = _uniform_bits(g, n, _dt.float64)
-    return (-1.0 / lambd * np.log(1.0 - u)).astype(dtype.np)
+    return (-1.0 / lambd * _libm(math.log1p, -u)).astype(dtype.np)
 
 
 # ---------------------------------------------------------------------------

@@ -19,8 +19,8 @@ def _fresh_generator(generator):
 
 
 def _draw_seed(generator):
-    """One 62-bit seed drawn from `generator` (the global generator when None)."""
-    return int(_random_ops.randint(0, 2 ** 62, (), generator=generator).item())
+    """One seed drawn as torch's RandomSampler draws it: empty((), int64).random_() (63 bits of random64)."""
+    return int(_creation.empty((), dtype="int64").random_(generator=generator).item())
 
 
 class Sampler:
