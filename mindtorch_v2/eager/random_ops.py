@@ -236,6 +236,9 @@ def _uniform(g, n, dtype, low=0.0, high=1.0):
     """uniform_(low, high): x * (to - from) + from, fused, in double for double and in float (from and to as
     floats) otherwise, rounded to the dtype; a value that rounds up to `to` becomes `from`, so the range stays
     [from, to)."""
+    if dtype.category == _dt.COMPLEX:  # the real view filled
+        real = _dt.float64 if dtype is _dt.complex128 else _dt.float32
+        return _uniform(g, 2 * n, real, low, high).view(dtype.np)
     x = _uniform_bits(g, n, dtype)
     if dtype is _dt.float64:
         out = _fma64(x, high - low, low)
@@ -345,7 +348,11 @@ def _normal_scalar(g, n, mean, std):
 
 
 def _normal(g, n, dtype, mean=0.0, std=1.0, contiguous=True):
-    """normal_(mean, std) of n elements: the block fill for 16 or more contiguous elements, else scalar."""
+    """normal_(mean, std) of n elements: the block fill for 16 or more contiguous elements, else scalar. A
+    complex tensor is filled as its real view with std / sqrt(2) (unit variance overall), as ATen does."""
+    if dtype.category == _dt.COMPLEX:
+        real = _dt.float64 if dtype is _dt.complex128 else _dt.float32
+        return _normal(g, 2 * n, real, mean, std / math.sqrt(2), contiguous).view(dtype.np)
     if n >= 16 and contiguous:
         return _normal_fill(g, n, dtype, mean, std)
     return _normal_scalar(g, n, mean, std).astype(dtype.np)
@@ -483,7 +490,7 @@ def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_g
 
 def _float_dtype(dtype, op):
     dtype = _dt.canonicalize(dtype) or _dt.default_float
-    if dtype.name not in _DIGITS:
+    if dtype.name not in _DIGITS and dtype.category != _dt.COMPLEX:
         raise RuntimeError(f"\"{op}\" not implemented for '{_torch_name(dtype)}'")
     return dtype
 
@@ -684,7 +691,7 @@ def _fill(self, name, host, keyed, generator=None):
 
 
 def _check_float_tensor(self, kernel):
-    if self.dtype.name not in _DIGITS:
+    if self.dtype.name not in _DIGITS and self.dtype.category != _dt.COMPLEX:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_torch_name(self.dtype)}'")
 
 
