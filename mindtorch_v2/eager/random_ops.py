@@ -189,6 +189,8 @@ def set_rng_state(new_state):
 
 _F32 = np.float32
 _DIGITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
+# float8 has no random kernel in PyTorch; here it is drawn in float32 and rounded, as half is
+_FLOATING = frozenset(_DIGITS) | {"float8_e4m3fn", "float8_e5m2"}
 
 
 def _fma32(a, b, c):
@@ -490,7 +492,7 @@ def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_g
 
 def _float_dtype(dtype, op):
     dtype = _dt.canonicalize(dtype) or _dt.default_float
-    if dtype.name not in _DIGITS and dtype.category != _dt.COMPLEX:
+    if dtype.name not in _FLOATING and dtype.category != _dt.COMPLEX:
         raise RuntimeError(f"\"{op}\" not implemented for '{_torch_name(dtype)}'")
     return dtype
 
@@ -691,7 +693,7 @@ def _fill(self, name, host, keyed, generator=None):
 
 
 def _check_float_tensor(self, kernel):
-    if self.dtype.name not in _DIGITS and self.dtype.category != _dt.COMPLEX:
+    if self.dtype.name not in _FLOATING and self.dtype.category != _dt.COMPLEX:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_torch_name(self.dtype)}'")
 
 
