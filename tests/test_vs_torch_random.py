@@ -4,7 +4,6 @@ Each case seeds the library's global generator (or a torch.Generator) and draws;
 recorded once into tests/goldens/vs_torch_random.{json.gz,npz} (regenerate with
 `python tests/record_goldens.py random` where torch is installed). Comparisons are exact: no tolerance.
 """
-import numpy as np
 import pytest
 
 from _goldens import Goldens, golden_fixtures
