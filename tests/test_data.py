@@ -1,5 +1,7 @@
 """torch.utils.data: datasets, samplers, DataLoader batching, shuffling and default_collate."""
 import collections
+import multiprocessing
+import time
 import warnings
 
 import numpy as np
@@ -395,3 +397,46 @@ def test_default_convert():
     assert out["a"].dtype == torch.float64 and out["b"][0].item() == 2 and out["b"][1] == "s"
     t = torch.ones(2)
     assert default_convert(t) is t
+
+
+# ---------------------------------------------------------------------------
+# multiprocessing_context is validated and timeout bounds the wait (PyTorch 2.13's errors and messages)
+
+
+class _SlowAt(Dataset):
+    def __init__(self, slow_index, seconds):
+        self.slow_index, self.seconds = slow_index, seconds
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        if i == self.slow_index:
+            time.sleep(self.seconds)
+        return i
+
+
+@pytest.mark.parametrize("kwargs,error,words", [
+    (dict(num_workers=0, multiprocessing_context="spawn"), ValueError, "only be used with multi-process loading"),
+    (dict(num_workers=1, multiprocessing_context="nope"), ValueError, "should specify a valid start method in"),
+    (dict(num_workers=1, multiprocessing_context=5), TypeError, "should be a valid context object"),
+])
+def test_bad_multiprocessing_context_is_refused(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        DataLoader(list(range(3)), **kwargs)
+
+
+def test_multiprocessing_context_object_is_kept():
+    ctx = multiprocessing.get_context("spawn")
+    assert DataLoader(list(range(3)), num_workers=1, multiprocessing_context=ctx).multiprocessing_context is ctx
+    assert isinstance(DataLoader(list(range(3)), num_workers=1, multiprocessing_context="fork").multiprocessing_context,
+                      multiprocessing.context.BaseContext)
+
+
+def test_timeout_bounds_the_wait_for_a_batch():
+    loader = DataLoader(_SlowAt(2, 5.0), num_workers=1, timeout=0.5)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 0.5 seconds"):
+        list(loader)
+    assert time.monotonic() - start < 4.0
+    assert list(DataLoader(_SlowAt(2, 0.05), num_workers=1, timeout=5)) == [torch.tensor([i]) for i in range(4)]

@@ -94,6 +94,14 @@ def test_other_namespaces():
     assert cpu.synchronize() is None
 
 
+def test_distributed_is_a_package_built_without_process_groups():
+    import mindtorch_v2.distributed as dist
+    assert torch.distributed is dist
+    assert dist.is_available() is False
+    assert isinstance(dist.ProcessGroup, type)
+    assert not hasattr(dist, "init_process_group")  # as in PyTorch built with USE_DISTRIBUTED=0
+
+
 def test_backend_flags_are_settable_with_torchs_defaults():
     assert backends.cuda.matmul.allow_tf32 is False and backends.cuda.is_built() is False
     assert backends.cudnn.enabled and not backends.cudnn.benchmark and not backends.cudnn.is_available()
@@ -139,3 +147,37 @@ def test_set_num_threads_drives_the_blas_pool():
         torch.set_num_threads(before)
     with pytest.raises(RuntimeError):
         torch.set_num_threads(0)
+
+
+# ---------------------------------------------------------------------------
+# accelerator devices can be named; using them raises PyTorch's error (checked on PyTorch 2.13, CPU build)
+
+
+@pytest.mark.parametrize("spec,type_,index", [("cuda", "cuda", None), ("cuda:1", "cuda", 1), ("mps", "mps", None),
+                                              ("xpu", "xpu", None), ("hpu", "hpu", None), ("cpu:0", "cpu", 0)])
+def test_accelerator_devices_are_values(spec, type_, index):
+    d = torch.device(spec)
+    assert (d.type, d.index, str(d)) == (type_, index, spec)
+    assert torch.device("cuda", 1) == torch.device("cuda:1") and torch.device("cuda") != torch.device("cuda:0")
+
+
+@pytest.mark.parametrize("make", [lambda d: torch.zeros(2, device=d), lambda d: torch.tensor([1.0], device=d),
+                                  lambda d: torch.randn(2, device=d), lambda d: torch.ones(2).to(d),
+                                  lambda d: torch.nn.Linear(2, 2).to(d)])
+def test_using_an_absent_accelerator_raises_pytorchs_error(make):
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        make("cuda")
+    with pytest.raises(AssertionError, match="Torch not compiled with XPU enabled"):
+        make("xpu")
+    with pytest.raises(RuntimeError, match="not linked with support for mps devices"):
+        make("mps")
+
+
+def test_tensor_cuda_and_unknown_device_types():
+    x = torch.ones(2)
+    for call in (x.cuda, lambda: x.cuda(0), lambda: x.cuda(non_blocking=True), x.xpu):
+        with pytest.raises(AssertionError, match="Torch not compiled with"):
+            call()
+    assert x.cpu() is x or torch.equal(x.cpu(), x)
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, .* device type at start of device string: foo"):
+        torch.device("foo")

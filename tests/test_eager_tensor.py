@@ -1,5 +1,6 @@
 """The torch-style Tensor: creation, dtypes and promotion, attributes, conversions, repr, operators, indexing."""
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -301,8 +302,9 @@ def test_clone_is_a_copy_with_its_own_storage():
     assert c._storage is not t._storage and c.tolist() == [1.0, 2.0]
     c.add_(1)
     assert t.tolist() == [1.0, 2.0] and c.tolist() == [2.0, 3.0]
-    v = torch.arange(6.0).reshape(2, 3).t().clone()
-    assert v.tolist() == [[0, 3], [1, 4], [2, 5]] and v.is_contiguous()
+    v = torch.arange(6.0).reshape(2, 3).t().clone()  # preserve_format keeps the transposed layout (as torch)
+    assert v.tolist() == [[0, 3], [1, 4], [2, 5]] and not v.is_contiguous() and v.stride() == (1, 3)
+    assert v.contiguous().is_contiguous() and v.clone(memory_format=torch.contiguous_format).stride() == (2, 1)
 
 
 def test_new_constructors_inherit_dtype_and_device():
@@ -648,3 +650,38 @@ def test_constructors_accept_size_keyword():
     assert torch.rand(size=(3,)).shape == (3,) and torch.randn(size=(3,)).shape == (3,)
     assert torch.randint(0, 3, size=(2,)).shape == (2,)
     assert torch.full(size=(2,), fill_value=1.0).tolist() == [1.0, 1.0]
+
+
+def test_memory_formats_lay_out_copies_as_torch_does():
+    # strides as PyTorch 2.13 gives them
+    x = torch.arange(120.0).reshape(2, 3, 4, 5)
+    y = x.clone(memory_format=torch.channels_last)
+    assert y.stride() == (60, 1, 15, 3) and torch.equal(y, x)
+    assert not y.is_contiguous() and y.is_contiguous(memory_format=torch.channels_last)
+    assert x.contiguous(memory_format=torch.channels_last).stride() == (60, 1, 15, 3)
+    assert y.contiguous().stride() == (60, 20, 5, 1) and y.contiguous(memory_format=torch.channels_last) is y
+    z = torch.zeros(2, 3, 4, 5, 6).contiguous(memory_format=torch.channels_last_3d)
+    assert z.stride() == (360, 1, 90, 18, 3)
+    assert x.clone(memory_format=torch.contiguous_format).stride() == (60, 20, 5, 1)
+    assert torch.ones(2, 3, 1, 1).is_contiguous(memory_format=torch.channels_last)
+    assert not torch.ones(2, 3).is_contiguous(memory_format=torch.channels_last)
+    assert torch.ones(2, 3).is_contiguous(memory_format=torch.preserve_format)
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        torch.ones(2, 3).clone(memory_format=torch.channels_last)
+    assert repr(torch.contiguous_format) == "torch.contiguous_format"
+    assert isinstance(torch.channels_last, torch.memory_format)
+    assert pickle.loads(pickle.dumps(torch.channels_last)) is torch.channels_last
+    a = torch.ones(2, 3, 4, 5, requires_grad=True)
+    (a.clone(memory_format=torch.channels_last) * 2).sum().backward()
+    assert torch.equal(a.grad, torch.full((2, 3, 4, 5), 2.0))
+
+
+def test_new_factories_take_size_as_ints_a_sequence_or_the_size_keyword():
+    x = torch.ones(2, dtype=torch.float64)
+    assert x.new_ones(size=(2, 3)).shape == (2, 3) and x.new_zeros(size=()).shape == ()
+    assert x.new_empty(size=[3]).shape == (3,) and x.new_ones(2, 3).shape == (2, 3)
+    assert x.new_zeros((4,)).dtype == torch.float64 and x.new_ones(size=(), dtype=torch.bool).item() is True
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        x.new_ones((2,), size=(3,))
+    with pytest.raises(TypeError, match="missing 1 required positional arguments"):
+        x.new_zeros()

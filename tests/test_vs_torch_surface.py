@@ -89,6 +89,37 @@ def test_pytree_map_helpers_match_torch():
     assert pytree.tree_leaves([1, [2]], is_leaf=lambda x: isinstance(x, list) and len(x) == 1) == [1, [2]]
 
 
+def test_pytree_flatten_with_path_gives_torch_key_paths():
+    # expected key paths as PyTorch 2.13 prints them (keystr)
+    tree = {"a": [1, (2,)], "b": collections.namedtuple("NT", "x y")(3, collections.deque([4])),
+            "c": collections.defaultdict(int, {"k": 5})}
+    pairs, spec = pytree.tree_flatten_with_path(tree)
+    assert [(pytree.keystr(kp), leaf) for kp, leaf in pairs] == [
+        ("['a'][0]", 1), ("['a'][1][0]", 2), ("['b'].x", 3), ("['b'].y[0]", 4), ("['c']['k']", 5)]
+    assert spec == pytree.tree_structure(tree)
+    assert pairs[0][0] == (pytree.MappingKey("a"), pytree.SequenceKey(0))
+    assert pairs[2][0][1] == pytree.GetAttrKey("x") and pairs[2][0][1].get(tree["b"]) == 3
+    assert pytree.tree_leaves_with_path(None) == [((), None)]
+
+
+def test_pytree_registered_node_flattens_with_path_only_with_its_keys_function():
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+    class KeyedBox(Box):
+        pass
+
+    pytree.register_pytree_node(Box, lambda b: ([b.v], None), lambda ch, ctx: Box(ch[0]))
+    pytree.register_pytree_node(KeyedBox, lambda b: ([b.v], None), lambda ch, ctx: KeyedBox(ch[0]),
+                                flatten_with_keys_fn=lambda b: ([(pytree.GetAttrKey("v"), b.v)], None))
+    assert [pytree.keystr(kp) for kp, _ in pytree.tree_flatten_with_path([KeyedBox(1)])[0]] == ["[0].v"]
+    with pytest.raises(ValueError, match="Did not find a flatten_with_keys_fn for type"):
+        pytree.tree_flatten_with_path(Box(1))
+    # the dict helper libraries pass as flatten_with_keys_fn
+    assert pytree._dict_flatten_with_keys({"a": 1}) == ([(pytree.MappingKey("a"), 1)], ["a"])
+
+
 def test_pytree_unflatten_with_wrong_leaf_count_raises_as_torch():
     _, spec = pytree.tree_flatten([1, 2])
     with pytest.raises(ValueError, match="`leaves` has length 1 but the spec refers to a pytree that holds 2 items"):
@@ -136,6 +167,23 @@ def test_compiler_and_dynamo_answer_false_and_decorators_return_the_function():
     x = mt.ones(2)
     assert dynamo.mark_dynamic(x, 0) is None and dynamo.mark_static(x) is None
     assert dynamo.maybe_mark_dynamic(x, 0) is None
+
+
+def test_transform_getitem_to_index_lets_vmapped_mask_functions_index_with_scalar_tensors():
+    from mindtorch_v2._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+    pad = mt.tensor([[True, True, False], [False, True, True]])
+
+    def mask(b, q, k):  # causal and not padding, read by scalar tensor indices (transformers' mask functions)
+        return (k <= q) & pad[b][k]
+
+    inner = mt.vmap(mask, in_dims=(None, None, 0))
+    with TransformGetItemToIndex() as mode:
+        got = mt.vmap(mt.vmap(inner, in_dims=(None, 0, None)), in_dims=(0, None, None))(
+            mt.arange(2), mt.arange(3), mt.arange(3))
+    assert isinstance(mode, TransformGetItemToIndex)
+    p = pad.numpy()
+    want = [[[k <= q and p[b, k] for k in range(3)] for q in range(3)] for b in range(2)]
+    assert got.dtype == mt.bool and got.tolist() == want
 
 
 def test_dynamo_config_holds_torchs_defaults_and_refuses_unknown_names():

@@ -72,12 +72,35 @@ class Device:
 _default = threading.local()
 
 
-KNOWN_TYPES = ("cpu", "meta", "npu")
+# PyTorch's device types (every one can be named, as `torch.device("cuda")` can without CUDA), and npu.
+# Arrays live only where a backend is registered (cpu, npu with the Ascend runtime) or on meta; using
+# another device raises `unavailable(device)`'s error, PyTorch's for that type.
+TORCH_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+               "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+KNOWN_TYPES = TORCH_TYPES + ("npu",)
 _DEVICES = {}
 
 
+class NotCompiledError(AssertionError, RuntimeError):
+    """A device type this build has no support for (PyTorch raises AssertionError for cuda and xpu)."""
+
+
+def unavailable(dev):
+    """The error for making an array on `dev` when no backend serves its type."""
+    t = dev.type
+    if t in ("cuda", "xpu"):
+        return NotCompiledError(f"Torch not compiled with {t.upper()} enabled")
+    if t == "mps":
+        return RuntimeError("PyTorch is not linked with support for mps devices")
+    if t == "npu":
+        return RuntimeError(f"device '{dev}' is not available: no backend is registered for it "
+                            "(npu needs the Ascend runtime)")
+    return RuntimeError(f"device '{dev}' is not available: mindtorch_v2 has no backend for '{t}' devices "
+                        "(it runs on cpu and meta, and npu with the Ascend runtime)")
+
+
 def device(spec):
-    """Return the interned Device for 'cpu', 'meta', 'npu', 'npu:0' or a Device."""
+    """Return the interned Device for 'cpu', 'meta', 'npu', 'cuda:0', ... or a Device."""
     if type(spec) is Device:
         return spec
     if not isinstance(spec, str):
@@ -87,7 +110,7 @@ def device(spec):
         return d
     type_, _, index = spec.partition(":")
     if type_ not in KNOWN_TYPES:
-        raise RuntimeError(f"unknown device type '{type_}'; expected one of {', '.join(KNOWN_TYPES)}")
+        raise RuntimeError(f"Expected one of {', '.join(KNOWN_TYPES)} device type at start of device string: {spec}")
     if index and not index.isdigit():
         raise RuntimeError(f"invalid device string '{spec}'")
     d = _DEVICES[spec] = Device._create(type_, int(index) if index else None)
@@ -109,9 +132,7 @@ def backend_for(dev):
     try:
         return _BACKENDS[dev.type]
     except KeyError:
-        raise RuntimeError(
-            f"device '{dev}' is not available: no backend is registered for it "
-            "(npu needs the Ascend runtime)") from None
+        raise unavailable(dev) from None
 
 
 def is_available(device_type):

@@ -17,7 +17,9 @@ import numpy as np
 from . import array as _array
 from . import dtypes as _dt
 from .array import Array, ArrayBase
+from .devices import is_available as _device_available
 from .devices import meta as _meta_device
+from .devices import unavailable as _unavailable
 
 _REGISTRY = {}
 
@@ -64,8 +66,11 @@ class Primitive:
     __slots__ = ("name", "narrow_native", "meta", "impls", "vjp", "vjp_reads", "vjp_reads_by_input", "jvp", "batch",
                  "multiple_results", "_cache", "linear", "__weakref__")
 
-    def __init__(self, name, meta, *, vjp=None, vjp_reads=(), jvp=None, multiple_results=False, linear=False):
-        if name in _REGISTRY:
+    def __init__(self, name, meta, *, vjp=None, vjp_reads=(), jvp=None, multiple_results=False, linear=False,
+                 registered=True):
+        # registered=False: a primitive made at run time (a torch.library custom op), kept out of the registry
+        # of declared primitives that the property suite walks (and free to be redefined under its name)
+        if registered and name in _REGISTRY:
             raise ValueError(f"primitive '{name}' is declared twice")
         self.name = name
         self.meta = meta
@@ -94,7 +99,8 @@ class Primitive:
         self.multiple_results = multiple_results
         self.narrow_native = False  # True: the cpu lowering handles bfloat16/float8 buffers itself (bitcast)
         self._cache = {}
-        _REGISTRY[name] = self
+        if registered:
+            _REGISTRY[name] = self
 
     def _linear_jvp(self, tangents, out, *args, **params):
         vjp = self.vjp
@@ -154,6 +160,8 @@ class Primitive:
         if device is not _meta_device:
             impl = self.impls.get(device.type)
             if impl is None:
+                if not _device_available(device.type):
+                    raise _unavailable(device)
                 raise NotImplementedError(f"{self.name} has no lowering for device '{device}'")
             if device.type == "cpu" and not self.narrow_native and any(a.dtype.narrow for a in args):
                 impl = _in_float32(impl)

@@ -4,6 +4,7 @@ import threadpoolctl
 
 from .. import core
 from ..core import dtypes as _dt
+from . import memory_format as _mf
 from .storage import UntypedStorage
 from .tensor import Size, Tensor
 
@@ -233,7 +234,10 @@ def ones(*shape, size=None, dtype=None, device=None, requires_grad=False):
 
 
 def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _filled(0, _size(shape, size), dtype, device, requires_grad)
+    size = _size(shape, size)
+    if memory_format is None or memory_format is _mf.contiguous_format:
+        return _filled(0, size, dtype, device, requires_grad)
+    return _mf.empty_in(size, memory_format, lambda s: _filled(0, s, dtype, device, requires_grad))
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -244,8 +248,12 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
 
 def _like(fill):
     def fn(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-        return _finish(core.full(tuple(input.shape), fill, dtype=dtype or input.dtype,
-                                 device=device or input.device), requires_grad)
+        def make(shape):
+            return _finish(core.full(shape, fill, dtype=dtype or input.dtype, device=device or input.device),
+                           requires_grad)
+        if input._strides is None and memory_format in (None, _mf.preserve_format, _mf.contiguous_format):
+            return make(tuple(input.shape))
+        return _mf.like(input, memory_format, make)
     return fn
 
 
@@ -255,8 +263,7 @@ empty_like = _like(0)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(core.full(tuple(input.shape), fill_value, dtype=dtype or input.dtype,
-                             device=device or input.device), requires_grad)
+    return _like(fill_value)(input, dtype, device, requires_grad, memory_format)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):

@@ -1,4 +1,5 @@
 """Tensor operators, conversions and the in-place method family."""
+import builtins
 import numbers
 import warnings
 
@@ -8,6 +9,7 @@ from .. import core
 from ..core import dtypes as _dt
 from ..core import to_device
 from . import inplace, ops
+from . import memory_format as _mf
 from .creation import strided
 from .creation import tensor as _tensor
 from .declare import tensor_method
@@ -48,6 +50,7 @@ def to(self, *args, **kwargs):
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
+    memory_format = kwargs.pop("memory_format", None)
     for a in args:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
@@ -68,6 +71,8 @@ def to(self, *args, **kwargs):
                 warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                               stacklevel=2)
             out = _w(core.cast(out, dtype))
+    if memory_format is not None and memory_format is not _mf.preserve_format:
+        out = _mf.to_format(out, memory_format)
     if copy and out is self:
         out = self.clone()
     return out
@@ -75,7 +80,10 @@ def to(self, *args, **kwargs):
 
 @tensor_method
 def clone(self, memory_format=None):
-    """A copy with its own storage (no data is copied until one of them is written)."""
+    """A copy with its own storage; by default (preserve_format) a dense layout is kept, as in PyTorch."""
+    order = _mf.clone_order(self, memory_format) if self._strides is not None or memory_format is not None else None
+    if order is not None:
+        return _mf.in_order(self, order)
     return _w(core.copy(self))
 
 
@@ -92,7 +100,17 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return _tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-def _new_filled(self, fill, size, dtype, device, requires_grad):
+def _new_filled(self, fill, size, dtype, device, requires_grad, size_kw, name):
+    """new_zeros/new_ones/new_empty: size given as ints, one sequence, or the keyword `size` (torch takes all)."""
+    if size_kw:
+        unknown = sorted(set(size_kw) - {"size"})
+        if unknown:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{unknown[0]}'")
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (size_kw["size"],)
+    elif not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
     out = _w(core.full(size, fill, dtype=dtype or self.dtype, device=device or self.device))
     return out.requires_grad_(requires_grad)
@@ -202,7 +220,13 @@ tensor_method(inplace.copy_)
 
 
 @tensor_method
-def cpu(self): return to(self, "cpu")  # noqa: E704
+def cpu(self, memory_format=None): return to(self, "cpu")  # noqa: E704
+@tensor_method
+def cuda(self, device=None, non_blocking=False, memory_format=None):  # raises: no CUDA in this build
+    return to(self, _device_of("cuda", device), non_blocking=non_blocking)
+@tensor_method
+def xpu(self, device=None, non_blocking=False, memory_format=None):  # raises: no XPU in this build
+    return to(self, _device_of("xpu", device), non_blocking=non_blocking)
 @tensor_method
 def float(self, memory_format=None): return to(self, _dt.float32)  # noqa: E704,A001
 @tensor_method
@@ -230,11 +254,20 @@ def bool(self, memory_format=None): return to(self, _dt.bool_)  # noqa: E704,A00
 @tensor_method
 def type_as(self, other): return to(self, other.dtype)  # noqa: E704
 @tensor_method
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 0, size, dtype, device, requires_grad)  # noqa: E501,E704
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+    return _new_filled(self, 0, size, dtype, device, requires_grad, size_kw, "new_zeros")
+
+
 @tensor_method
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 1, size, dtype, device, requires_grad)  # noqa: E501,E704
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+    return _new_filled(self, 1, size, dtype, device, requires_grad, size_kw, "new_ones")
+
+
 @tensor_method
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False): return _new_filled(self, 0, size, dtype, device, requires_grad)  # noqa: E501,E704
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **size_kw):
+    return _new_filled(self, 0, size, dtype, device, requires_grad, size_kw, "new_empty")
+
+
 
 
 @tensor_method
@@ -267,3 +300,10 @@ tensor_method(property(_nbytes, doc="The bytes of the elements this tensor views
               "nbytes")
 tensor_method(property(_itemsize, doc="The size in bytes of one element."), "itemsize")
 tensor_method(property(_layout, doc="The memory layout: torch.strided (the only one here)."), "layout")
+
+
+def _device_of(kind, device):
+    """Tensor.cuda(device) / .xpu(device): the device of that kind (an index, a device, or the default)."""
+    if device is None:
+        return kind
+    return f"{kind}:{device}" if isinstance(device, builtins.int) else device  # `int` is a method name here

@@ -18,7 +18,8 @@ from ..core import dtypes as _dt
 from ..core import as_strided_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
-from .autograd.graph import Node, Saved
+from .autograd import saved_hooks as _saved_hooks
+from .autograd.graph import HookedSaved, Node, Saved
 from .grad_mode import _state
 from .printing import _format
 from .storage import DataStorage, Storage
@@ -75,11 +76,14 @@ def record_node(prim, params, args, vals, out):
                 reads.update(r)
     saved = {}
     specs = []
+    hooks = _saved_hooks.current()
     if reads:
         for i, v in enumerate(vals):
             if i in reads:
                 a = args[i]
-                if isinstance(a, Tensor):
+                if hooks is not None and isinstance(a, Tensor):
+                    saved[i] = _hooked(hooks, a, edges[i], a._rg)
+                elif isinstance(a, Tensor):
                     counter = a._storage.version
                     saved[i] = Saved(v, counter, counter.value, edges[i], a._rg)
                 else:
@@ -96,7 +100,8 @@ def record_node(prim, params, args, vals, out):
             t._grad_fn = node
             t._rg = True
         if "out" in reads:
-            node.out_saved = [Saved(out, t._storage.version, 0, (node, 0), True)]
+            node.out_saved = [_hooked(hooks, t, (node, 0), True) if hooks is not None
+                              else Saved(out, t._storage.version, 0, (node, 0), True)]
         return t
     node = Node(prim, params, edges, saved, specs, tuple((o.shape, o.dtype, o.device) for o in out))
     results = []
@@ -108,8 +113,17 @@ def record_node(prim, params, args, vals, out):
             t._rg = True
         results.append(t)
     if "out" in reads:
-        node.out_saved = [Saved(o, t._storage.version, 0, (node, k), True) for k, (o, t) in enumerate(zip(out, results))]
+        node.out_saved = [_hooked(hooks, t, (node, k), True) if hooks is not None
+                          else Saved(o, t._storage.version, 0, (node, k), True)
+                          for k, (o, t) in enumerate(zip(out, results))]
     return tuple(results)
+
+
+def _hooked(hooks, tensor, edge, requires_grad):
+    """A saved value kept through the active saved_tensors_hooks (packed with grad off, as PyTorch)."""
+    with grad_mode.no_grad():
+        packed = _saved_hooks.pack(hooks, tensor)
+    return HookedSaved(packed, hooks[1], edge, requires_grad)
 
 
 _FLOAT = _dt.FLOAT
@@ -293,13 +307,6 @@ class Tensor:
 
     def storage_offset(self):
         return self._offset
-
-    def is_contiguous(self, memory_format=None):
-        shape, strides, _ = self._geometry()
-        if 0 in shape:
-            return True
-        expect = contiguous_strides(shape)
-        return all(st == e or s == 1 for s, st, e in zip(shape, strides, expect))
 
     @property
     def is_meta(self):

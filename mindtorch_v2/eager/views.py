@@ -10,6 +10,7 @@ from .complex_ops import view_as_dtype
 from .. import core
 from ..core import reshape_p
 from .declare import tensor_method, torch_op
+from .memory_format import contiguous_format, to_format
 from .tensor import Tensor, _dim, contiguous_strides
 
 __all__ = [
@@ -414,9 +415,11 @@ def movedim(self, source, destination):
 
 
 @tensor_method
-def contiguous(self, memory_format=None):
-    """self when already contiguous, else a contiguous copy."""
-    return self if self.is_contiguous() else self.clone()
+def contiguous(self, memory_format=contiguous_format):
+    """self when already laid out in `memory_format` (default: row-major), else a copy that is."""
+    if memory_format is contiguous_format:
+        return self if self.is_contiguous() else self.clone(memory_format=contiguous_format)
+    return to_format(self, memory_format)
 
 
 def _getitem_is_basic(key):

@@ -12,11 +12,16 @@ from ..eager.ops import cat, matmul, softmax
 from ._conv import linear
 from ._dropout import dropout
 from ._utils import pad_last
+from .attention import check_viable_kernel
+from .attention.bias import CausalBias
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(q k^T * scale + mask) v; a bool mask marks the positions that take part (True = attend)."""
+    check_viable_kernel(query)
+    if isinstance(attn_mask, CausalBias):
+        attn_mask = attn_mask._materialize(query.device)
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:

@@ -1,2 +1,2 @@
-"""torch.utils: the data loading utilities and the pytree helpers (torch.utils._pytree)."""
-from . import _pytree, data  # noqa: F401
+"""torch.utils: data loading, activation checkpointing and the pytree helpers (torch.utils._pytree)."""
+from . import _pytree, checkpoint, data  # noqa: F401

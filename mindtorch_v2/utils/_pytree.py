@@ -7,6 +7,7 @@ and `grad` too. Built-in nodes: tuple, list, dict, namedtuples (torch.return_typ
 OrderedDict, defaultdict, deque.
 """
 import collections
+import dataclasses
 
 from ..core import pytree as _core_pytree
 
@@ -14,6 +15,7 @@ __all__ = [
     "TreeSpec", "LeafSpec", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_leaves",
     "tree_structure", "tree_map", "tree_map_", "tree_map_only", "tree_map_only_", "tree_any", "tree_all",
     "tree_any_only", "tree_all_only", "tree_iter", "is_namedtuple", "SUPPORTED_NODES",
+    "MappingKey", "SequenceKey", "GetAttrKey", "tree_flatten_with_path", "tree_leaves_with_path", "keystr",
 ]
 
 
@@ -39,6 +41,72 @@ _NAMEDTUPLE = (_namedtuple_flatten, lambda ch, ctx: ctx(*ch))
 
 # the registered types as torch lists them (`SUPPORTED_NODES`); the core holds the functions
 SUPPORTED_NODES = {t: None for t in _BUILTIN}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MappingKey:
+    """The key of a child in a mapping node, printed `['key']`."""
+    key: object
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+    def get(self, mapping):
+        return mapping[self.key]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SequenceKey:
+    """The index of a child in a sequence node, printed `[0]`."""
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+    def get(self, sequence):
+        return sequence[self.idx]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GetAttrKey:
+    """The attribute name of a child (a namedtuple field), printed `.name`."""
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+    def get(self, obj):
+        return getattr(obj, self.name)
+
+
+def _seq_flatten_with_keys(flatten):
+    def with_keys(x):
+        children, context = flatten(x)
+        return [(SequenceKey(i), c) for i, c in enumerate(children)], context
+    return with_keys
+
+
+def _dict_flatten_with_keys(d):
+    values, context = _dict_flatten(d)
+    return [(MappingKey(k), v) for k, v in zip(context, values)], context
+
+
+def _defaultdict_flatten_with_keys(d):
+    values, context = _BUILTIN[collections.defaultdict][0](d)
+    return [(MappingKey(k), v) for k, v in zip(context[1], values)], context
+
+
+def _namedtuple_flatten_with_keys(x):
+    return [(GetAttrKey(f), v) for f, v in zip(type(x)._fields, x)], type(x)
+
+
+# type -> flatten_with_keys_fn(x) -> ([(key, child), ...], context); user types add theirs when registering
+_WITH_KEYS = {
+    tuple: _seq_flatten_with_keys(_BUILTIN[tuple][0]), list: _seq_flatten_with_keys(_BUILTIN[list][0]),
+    collections.deque: _seq_flatten_with_keys(_BUILTIN[collections.deque][0]),
+    dict: _dict_flatten_with_keys, collections.OrderedDict: _dict_flatten_with_keys,
+    collections.defaultdict: _defaultdict_flatten_with_keys,
+}
 
 
 def is_namedtuple(obj):
@@ -68,6 +136,8 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
         raise ValueError(f"{cls} is already registered as pytree node.")
     _core_pytree.register_pytree_node(cls, flatten_fn, lambda ctx, ch: unflatten_fn(ch, ctx))
     SUPPORTED_NODES[cls] = serialized_type_name
+    if flatten_with_keys_fn is not None:
+        _WITH_KEYS[cls] = flatten_with_keys_fn
 
 
 class TreeSpec:
@@ -269,3 +339,36 @@ def tree_all_only(type_or_types, pred, tree, is_leaf=None):
     match = _predicate(type_or_types)
     return all(pred(x) for x in tree_leaves(tree, is_leaf) if match(x))
 
+
+
+def _flatten_with_path(x, path, out, is_leaf):
+    if _is_leaf(x, is_leaf):
+        out.append((path, x))
+        return
+    t = type(x)
+    with_keys = _WITH_KEYS.get(t)
+    if with_keys is None and t not in _BUILTIN and _core_pytree.registered_node(t) is None:
+        with_keys = _namedtuple_flatten_with_keys  # a namedtuple not registered by hand
+    if with_keys is None:
+        raise ValueError(f"Did not find a flatten_with_keys_fn for type: {t}. Please pass a flatten_with_keys_fn "
+                         f"argument to register_pytree_node.")
+    keyed, _ = with_keys(x)
+    for key, child in keyed:
+        _flatten_with_path(child, path + (key,), out, is_leaf)
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    """Return ([(key path, leaf), ...], treespec): each leaf with the keys that lead to it from the root."""
+    out = []
+    _flatten_with_path(tree, (), out, is_leaf)
+    return out, tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree, is_leaf=None):
+    """Return [(key path, leaf), ...] of `tree`, in flattening order."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def keystr(kp):
+    """The key path `kp` printed as a string (`['a'][0].b`)."""
+    return "".join(str(k) for k in kp)

@@ -12,6 +12,7 @@ has its own history and can be differentiated again. A node of another type
 returns one gradient per edge, `node.release_variables()` frees what it saved.
 """
 import heapq
+import threading
 
 from ... import core
 from . import graph
@@ -80,8 +81,31 @@ def conj_boundary(g):
     return core.conj(g)
 
 
+class _Backward(threading.local):
+    partial = 0  # > 0 while a backward restricted to `inputs` runs (autograd.grad, backward(inputs=))
+
+
+_backward = _Backward()
+
+
+def is_checkpoint_valid():
+    """False inside a backward restricted to given inputs, which a reentrant checkpoint cannot serve (its
+    inner backward would accumulate into every leaf rather than return the requested gradients)."""
+    return _backward.partial == 0
+
+
 def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accumulate=True):
     """Propagate `grads` from root edges. With `inputs` (edges), return their gradients."""
+    if inputs is None:
+        return _run_backward(roots, grads, retain_graph, create_graph, None, accumulate)
+    _backward.partial += 1
+    try:
+        return _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate)
+    finally:
+        _backward.partial -= 1
+
+
+def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate):
     captured = {}
     targets = None
     if inputs is not None:

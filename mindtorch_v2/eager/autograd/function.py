@@ -36,7 +36,7 @@ from ...core import broadcast_shapes, sum_to_shape
 from .. import grad_mode
 from ..tensor import Tensor
 from ..writeback import record_history
-from . import graph
+from . import graph, saved_hooks
 from .engine import FREED_MSG
 
 _LEAF_DIRTY = "a leaf Variable that requires grad has been used in an in-place operation."
@@ -51,9 +51,15 @@ class _SavedTensor:
     refcounting alone); unpacking gives a tensor whose grad_fn is the node again.
     """
 
-    __slots__ = ("tensor", "node_ref", "counter", "version", "desc", "producer", "output_nr")
+    __slots__ = ("tensor", "node_ref", "counter", "version", "desc", "producer", "output_nr", "unpack_hook")
 
     def __init__(self, tensor, node):
+        hooks = saved_hooks.current()
+        self.unpack_hook = None if hooks is None else hooks[1]
+        if hooks is not None:  # kept as the pack hook's result, unpacked on each read, not version-checked
+            with grad_mode.no_grad():
+                self.tensor = saved_hooks.pack(hooks, tensor)
+            return
         fn = tensor._grad_fn
         if fn is node:
             self.tensor = tensor.detach()
@@ -68,6 +74,8 @@ class _SavedTensor:
         self.output_nr = tensor._output_nr
 
     def unpack(self):
+        if self.unpack_hook is not None:
+            return saved_hooks.unpack(self.unpack_hook, self.tensor)
         current = self.counter.value
         if current != self.version:
             where = f", which is output {self.output_nr} of {self.producer}," if self.producer else ""

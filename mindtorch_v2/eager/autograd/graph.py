@@ -7,6 +7,7 @@ tensor it came from. `AccumulateGrad` is the sink for a leaf tensor.
 import itertools
 
 from ...core import aval as _core_aval
+from . import saved_hooks
 
 _seq = itertools.count()
 
@@ -32,6 +33,25 @@ class Saved:
     @property
     def desc(self):
         return f"torch.{self.value.dtype.scalar_name}Tensor {list(self.value.shape)}"
+
+
+class HookedSaved(Saved):
+    """A saved value kept through saved_tensors_hooks: what the pack hook returned, unpacked on each read.
+    Not version-checked (counter None), as in PyTorch, since the hook chose what to keep."""
+
+    __slots__ = ("packed", "unpack_hook")
+
+    def __init__(self, packed, unpack_hook, edge, requires_grad):
+        self.packed = packed
+        self.unpack_hook = unpack_hook
+        self.counter = None
+        self.version = 0
+        self.edge = edge
+        self.requires_grad = requires_grad
+
+    @property
+    def value(self):
+        return saved_hooks.unpack_value(self.unpack_hook, self.packed)
 
 
 def _aval(spec):

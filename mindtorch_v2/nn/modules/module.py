@@ -421,7 +421,7 @@ class Module:
         """Move and/or cast parameters and buffers (only floating-point ones change dtype); returns self."""
         device, dtype = kwargs.pop("device", None), kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments: unexpected {sorted(kwargs)}")
         for a in args:
@@ -439,9 +439,11 @@ class Module:
                 raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
 
         def convert(t):
+            # as torch: memory_format applies to the 4-d and 5-d parameters and buffers (conv weights)
+            layout = {"memory_format": memory_format} if memory_format is not None and t.dim() in (4, 5) else {}
             if dtype is not None and t.is_floating_point():
-                return t.to(device=device, dtype=dtype)
-            return t.to(device=device) if device is not None else t
+                return t.to(device=device, dtype=dtype, **layout)
+            return t.to(device=device, **layout) if device is not None or layout else t
         return self._apply(convert)
 
     def cpu(self):

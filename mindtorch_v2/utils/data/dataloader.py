@@ -4,8 +4,9 @@ With `num_workers > 0` batches are fetched and collated in worker processes
 (multiprocessing, the default start method unless `multiprocessing_context`
 says otherwise) and come back in sampler order (`in_order=False` is accepted
 and also gives them in order). `persistent_workers=True` is accepted; workers
-are started anew for every pass all the same. `pin_memory` and `timeout` are
-accepted and ignored.
+are started anew for every pass all the same. `timeout` (seconds, with workers) bounds the wait
+for each batch: RuntimeError "DataLoader timed out after N seconds" as in torch. `pin_memory` is
+accepted (no accelerator memory to pin).
 """
 import collections.abc
 import copy
@@ -127,6 +128,28 @@ class DataLoader:
     """Batches of a dataset: sampler -> batch of indices -> samples -> collate_fn."""
 
     _initialized = False
+
+    @property
+    def multiprocessing_context(self):
+        return self._multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, context):
+        """A start method name or a multiprocessing context, only with worker processes (as torch checks)."""
+        if context is not None:
+            if self.num_workers <= 0:
+                raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                                 f"(num_workers > 0), but got num_workers={self.num_workers}")
+            if isinstance(context, str):
+                methods = multiprocessing.get_all_start_methods()
+                if context not in methods:
+                    raise ValueError(f"multiprocessing_context option should specify a valid start method in "
+                                     f"{methods!r}, but got multiprocessing_context={context!r}")
+                context = multiprocessing.get_context(context)
+            if not isinstance(context, multiprocessing.context.BaseContext):
+                raise TypeError("multiprocessing_context option should be a valid context object or a string "
+                                f"specifying the start method, but got multiprocessing_context={context}")
+        self._multiprocessing_context = context
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
@@ -344,11 +367,8 @@ class _MultiProcessingDataLoaderIter:
         self._loader = loader
         self._sampler_iter = iter(loader._index_sampler)
         self._base_seed = _draw_seed(loader.generator)
-        context = loader.multiprocessing_context
-        if context is None:
-            context = multiprocessing.get_context()
-        elif isinstance(context, str):
-            context = multiprocessing.get_context(context)
+        context = loader.multiprocessing_context or multiprocessing.get_context()
+        self._timeout = loader.timeout
         self._num_workers = loader.num_workers
         self._result_queue = context.Queue()
         self._index_queues = []
@@ -398,8 +418,11 @@ class _MultiProcessingDataLoaderIter:
     def _get_result(self):
         while True:
             try:
-                return self._result_queue.get(timeout=5.0)
+                return self._result_queue.get(timeout=self._timeout if self._timeout > 0 else 5.0)
             except queue.Empty:
+                if self._timeout > 0:
+                    self._shutdown_workers(wait=0.1)
+                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds") from None
                 dead = [w.pid for w in self._workers if not w.is_alive()]
                 if dead:
                     self._shutdown_workers()
@@ -433,14 +456,16 @@ class _MultiProcessingDataLoaderIter:
                 continue
             self._reorder[idx] = data
 
-    def _shutdown_workers(self):
+    def _shutdown_workers(self, wait=5.0):
+        """Ask the workers to stop; terminate any still running after `wait` seconds (a worker stuck past
+        the loader's timeout is not waited for)."""
         if self._shutdown:
             return
         self._shutdown = True
         for q in self._index_queues:
             q.put(None)
         for w in self._workers:
-            w.join(timeout=5.0)
+            w.join(timeout=wait)
             if w.is_alive():
                 w.terminate()
         for q in self._index_queues:
