@@ -15,8 +15,8 @@ import functools
 from . import core
 from .core.pytree import tree_flatten, tree_map
 from .eager import grad_mode
-from .eager import creation as _creation
-from .eager.creation import vmap_randomness
+from .eager import random_ops as _random_ops
+from .eager.random_ops import vmap_randomness
 from .eager.ops import stack
 from .eager.tensor import Tensor
 
@@ -135,7 +135,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         if randomness == "error":
             key, key_axis = None, None
         else:
-            key = _creation.default_generator.next_key()
+            key = _random_ops.default_generator.next_key()
             key_axis = None
             if randomness == "different":
                 size = _batch_size(vals, in_axes)

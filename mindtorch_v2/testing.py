@@ -14,7 +14,8 @@ import numpy as np
 
 from .core import dtypes as _dt
 from .eager.complex_ops import view_as_complex
-from .eager.creation import empty, randint
+from .eager.creation import empty
+from .eager.random_ops import randint
 from .eager.shape_ops import repeat_interleave
 from .eager.tensor import Tensor
 

@@ -26,7 +26,7 @@ TARGETS = {
         ".ops.complex", ".ops.layout", ".ops.elementary", ".ops.statistics",
     ),
     "mindtorch_v2/__init__.py": (
-        ".eager.creation", ".eager.ops", ".eager.views", ".eager.math_ops", ".eager.reductions",
+        ".eager.creation", ".eager.random_ops", ".eager.ops", ".eager.views", ".eager.math_ops", ".eager.reductions",
         ".eager.shape_ops", ".eager.complex_ops", ".eager.linalg_ops", ".eager.legacy_types",
         ".eager.memory_format",
     ),

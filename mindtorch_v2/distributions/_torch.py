@@ -10,9 +10,9 @@ from ..core.dtypes import bool_ as bool  # noqa: A004
 from ..core.dtypes import finfo, float16, float32, float64, int64  # noqa: F401
 from ..core.dtypes import int64 as long  # noqa: F401
 from ..eager.creation import (  # noqa: F401
-    Generator, arange, as_tensor, bernoulli, empty, eye, full, full_like, get_default_dtype, multinomial, normal,
-    ones, ones_like, rand, randn, tensor, zeros, zeros_like,
+    arange, as_tensor, empty, eye, full, full_like, get_default_dtype, ones, ones_like, tensor, zeros, zeros_like,
 )
+from ..eager.random_ops import Generator, bernoulli, multinomial, normal, rand, randn  # noqa: F401
 from ..eager.grad_mode import enable_grad, no_grad, is_grad_enabled  # noqa: F401
 from ..eager.linalg_ops import cholesky_inverse  # noqa: F401
 from ..eager.math_ops import atan, atanh, digamma, erfc, erfinv, lgamma, logit, polygamma, xlogy  # noqa: F401

@@ -239,8 +239,8 @@ class VmapInfo:
 
 
 def _current_randomness():
-    from ..eager import creation
-    stack = getattr(creation._vmap_rng, "stack", None)
+    from ..eager import random_ops
+    stack = getattr(random_ops._vmap_rng, "stack", None)
     return stack[-1][0] if stack else "error"
 
 

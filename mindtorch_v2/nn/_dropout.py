@@ -1,8 +1,12 @@
 """Dropout in torch.nn.functional (re-exported there): elementwise, per channel, and alpha dropout for SELU
-networks. A mask is drawn from torch's global generator; kept entries are scaled by 1 / (1 - p)."""
+networks. As ATen's _dropout_impl: a mask in the input's dtype from bernoulli_(1 - p) on the global generator
+(so the mask is PyTorch's), divided by 1 - p, times the input."""
+import math
 import warnings
 
-from ..eager.creation import rand
+import numpy as np
+
+from ..eager.creation import empty
 from ._utils import inplace_result
 
 
@@ -11,12 +15,24 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _noise(input, p, mask_shape):
+    """ATen's dropout noise: empty(mask_shape).bernoulli_(1 - p) in input's dtype."""
+    return empty(*mask_shape, dtype=input.dtype, device=input.device).bernoulli_(1.0 - p)
+
+
 def _dropout_with_mask(input, p, mask_shape, inplace):
-    if p == 1.0:
-        return inplace_result(input, input * 0.0, inplace)
-    keep = (rand(*mask_shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
-    out = input * (keep * (1.0 / (1.0 - p)))
+    if p == 1.0 or input.numel() == 0:
+        return inplace_result(input, input * 0.0, inplace) if p == 1.0 else input
+    out = input * (_noise(input, p, mask_shape) * _inverse_keep(input.dtype, p))
     return inplace_result(input, out, inplace)
+
+
+def _inverse_keep(dtype, p):
+    """1 / (1 - p) as ATen's noise.div_(1 - p) rounds it: in float64 for double, else a float32 division (then
+    rounded to half or bfloat16); the mask is 0 or 1, so noise * this equals that division exactly."""
+    if dtype.itemsize == 8:
+        return 1.0 / (1.0 - p)
+    return float(np.asarray(np.float32(1) / np.float32(1.0 - p), dtype=dtype.np))
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -77,11 +93,13 @@ def _alpha_dropout(input, p, training, inplace, mask_shape):
     _check_p(p)
     if not training or p == 0.0:
         return input
-    alpha_p = -1.7580993408473766
-    keep = (rand(*mask_shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
-    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
-    b = -a * alpha_p * p
-    out = (input * keep + alpha_p * (1 - keep)) * a + b
+    if p == 1.0:
+        return inplace_result(input, input * 0.0, inplace)
+    alpha = 1.7580993408473766
+    noise = _noise(input, p, mask_shape)
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    b = (noise - 1) * (alpha * a) + alpha * a * p  # dropped entries: the SELU saturation value, rescaled
+    out = input * (noise * a) + b
     return inplace_result(input, out, inplace)
 
 

@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 
 from ..core import int32, int64, pad as _pad_constant
-from ..eager.creation import arange, full_like, ones_like, rand, tensor, zeros, zeros_like
+from ..eager.creation import arange, full_like, ones_like, tensor, zeros, zeros_like
+from ..eager.random_ops import rand
 from ..eager.grad_mode import no_grad
 from ..eager.ops import erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
 from ..eager.tensor import Tensor

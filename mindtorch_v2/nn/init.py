@@ -8,10 +8,10 @@ import warnings
 
 import numpy as np
 
-from ..eager.creation import eye as _eye, from_numpy, randn, randperm
+from ..eager.creation import empty_like, eye as _eye, from_numpy
 from ..eager.ops import where
+from ..eager.random_ops import randperm
 from ..eager.grad_mode import no_grad
-from ..core import float64
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -78,20 +78,46 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 @_no_grad
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std^2) conditioned on [a, b] (out-of-range draws are redrawn)."""
+    """Fill with N(mean, std^2) conditioned on [a, b], drawing as PyTorch 2.13 does: when [a, b] holds more
+    than 30% of the mass, normal draws with the ones outside redrawn; else uniform candidates on [a, b]
+    accepted with probability pdf / peak (log of a uniform against the log-density)."""
+    if tensor.device.type == "meta":
+        return tensor
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=2)
-    if tensor.device.type == "meta":
+    if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+        lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()  # the bounds in the tensor's dtype
+        result = tensor.normal_(mean, std, generator=generator)
+        while True:
+            mask = (result < lo) | (result > hi)
+            if not bool(mask.any()):
+                break
+            result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
+        if result is not tensor:
+            tensor.copy_(result)
         return tensor
-    tensor.normal_(mean, std, generator=generator)
-    for _ in range(1000):
-        outside = (tensor < a) | (tensor > b)
-        if not bool(outside.any()):
-            break
-        fresh = randn(*tensor.shape, dtype=tensor.dtype, generator=generator) * std + mean
-        tensor.copy_(where(outside, fresh, tensor))
-    return tensor.clamp_(a, b)
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+    candidates, accept = empty_like(tensor), empty_like(tensor)
+    tensor.uniform_(a, b, generator=generator)
+    candidates.copy_(tensor)
+    candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+    pending = accept.uniform_(generator=generator).log_().gt(candidates)
+    if bool(pending.any()):
+        result = tensor
+        while True:
+            candidates.uniform_(a, b, generator=generator)
+            result = where(pending, candidates, result)
+            candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            pending = where(pending, accept.uniform_(generator=generator).log_().gt(candidates), pending)
+            if not bool(pending.any()):
+                break
+        tensor.copy_(result)
+    return tensor
 
 
 @_no_grad
@@ -192,7 +218,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = np.asarray(randn(rows, cols, dtype=float64, generator=generator))
+    flat = np.asarray(tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator), dtype=np.float64)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -212,7 +238,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     num_zeros = int(math.ceil(sparsity * rows))
     tensor.normal_(0, std, generator=generator)
     for col in range(cols):
-        idx = randperm(rows, generator=generator)[:num_zeros]
+        idx = randperm(rows)[:num_zeros]  # PyTorch draws these from the global generator, not `generator`
         tensor[idx, col] = 0
     return tensor
 

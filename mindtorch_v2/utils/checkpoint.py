@@ -17,7 +17,7 @@ import enum
 import warnings
 
 from ..eager import autocast_state, grad_mode
-from ..eager import creation as _rng
+from ..eager import random_ops as _rng
 from ..eager.autograd import engine
 from ..eager.autograd.function import Function
 from ..eager.autograd.saved_hooks import saved_tensors_hooks

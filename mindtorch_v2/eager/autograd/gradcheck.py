@@ -15,7 +15,7 @@ import numpy as np
 from ... import core
 from ...core import dtypes as _dt
 from .. import grad_mode
-from ..creation import rand
+from ..random_ops import rand
 from ..tensor import Tensor
 from ..writeback import write
 from . import api

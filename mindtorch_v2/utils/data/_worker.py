@@ -9,7 +9,7 @@ import random
 import sys
 import traceback
 
-from ...eager import creation as _creation
+from ...eager import random_ops as _random_ops
 
 
 class WorkerInfo:
@@ -76,7 +76,7 @@ def worker_loop(fetch, dataset, index_queue, result_queue, worker_id, num_worker
     """Run in a worker process until the index queue gives None: fetch(dataset_iter, index) per task."""
     global _worker_info
     random.seed(seed)
-    _creation.manual_seed(seed)
+    _random_ops.manual_seed(seed)
     _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
     where = f"in DataLoader worker process {worker_id}"
     init_error = None

@@ -4,7 +4,7 @@ import itertools
 import math
 import warnings
 
-from ...eager import creation as _creation
+from ...eager import random_ops as _random_ops
 
 
 class Dataset:
@@ -153,5 +153,5 @@ def random_split(dataset, lengths, generator=None):
         lengths = sizes
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = _creation.randperm(sum(lengths), generator=generator).tolist()
+    indices = _random_ops.randperm(sum(lengths), generator=generator).tolist()
     return [Subset(dataset, indices[end - n:end]) for end, n in zip(itertools.accumulate(lengths), lengths)]

@@ -7,6 +7,7 @@ multinomial with `generator=`), so `torch.manual_seed` or an explicit
 import math
 
 from ...eager import creation as _creation
+from ...eager import random_ops as _random_ops
 from ...eager.tensor import Tensor
 
 
@@ -14,12 +15,12 @@ def _fresh_generator(generator):
     """`generator`, or a new Generator seeded by one draw from the global one (torch's RandomSampler)."""
     if generator is not None:
         return generator
-    return _creation.Generator().manual_seed(_draw_seed(None))
+    return _random_ops.Generator().manual_seed(_draw_seed(None))
 
 
 def _draw_seed(generator):
-    """One 62-bit seed drawn from `generator` (the global generator when None)."""
-    return int(_creation.randint(0, 2 ** 62, (), generator=generator).item())
+    """One seed drawn as torch's RandomSampler draws it: empty((), int64).random_() (63 bits of random64)."""
+    return int(_creation.empty((), dtype="int64").random_(generator=generator).item())
 
 
 class Sampler:
@@ -68,12 +69,12 @@ class RandomSampler(Sampler):
         generator = _fresh_generator(self.generator)
         if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from _creation.randint(0, n, (32,), generator=generator).tolist()
-            yield from _creation.randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
+                yield from _random_ops.randint(0, n, (32,), generator=generator).tolist()
+            yield from _random_ops.randint(0, n, (self.num_samples % 32,), generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from _creation.randperm(n, generator=generator).tolist()
-            yield from _creation.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+                yield from _random_ops.randperm(n, generator=generator).tolist()
+            yield from _random_ops.randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -87,7 +88,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        for i in _creation.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in _random_ops.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self):
@@ -111,7 +112,7 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        drawn = _creation.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
+        drawn = _random_ops.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
         yield from drawn.tolist()
 
     def __len__(self):
@@ -173,8 +174,8 @@ class DistributedSampler(Sampler):
 
     def __iter__(self):
         if self.shuffle:
-            g = _creation.Generator().manual_seed(self.seed + self.epoch)
-            indices = _creation.randperm(len(self.dataset), generator=g).tolist()
+            g = _random_ops.Generator().manual_seed(self.seed + self.epoch)
+            indices = _random_ops.randperm(len(self.dataset), generator=g).tolist()
         else:
             indices = list(range(len(self.dataset)))
         if not self.drop_last:
