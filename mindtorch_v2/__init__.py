@@ -140,6 +140,7 @@ from .eager.memory_format import (  # noqa: F401,A004
 # <<< end of generated names
 
 from . import autograd, npu  # noqa: E402,F401
+from . import random  # noqa: E402,F401  (torch.random)
 from . import fft, linalg, special  # noqa: E402,F401  (torch.fft, torch.linalg, torch.special)
 from . import accelerator, amp, backends, cpu, cuda, mps, xpu  # noqa: E402,F401  (device and back-end namespaces)
 from . import distributed  # noqa: E402,F401  (torch.distributed, built without process groups)

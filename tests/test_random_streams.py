@@ -95,3 +95,17 @@ def test_vmap_keys_come_from_the_generator_stream():
     torch.manual_seed(6)
     k2 = random_ops.default_generator.next_key()
     assert np.array_equal(np.asarray(k1), np.asarray(k2))
+
+
+def test_torch_random_namespace_and_fork_rng():
+    import mindtorch_v2.random as trandom
+    assert trandom.manual_seed is torch.manual_seed and trandom.default_generator is torch.default_generator
+    torch.manual_seed(1)
+    with trandom.fork_rng():
+        inside = torch.rand(2)
+    assert torch.equal(inside, torch.rand(2))  # the stream continued from where the block started
+    with trandom.fork_rng(enabled=False):
+        torch.rand(1)
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        with trandom.fork_rng(devices=[0]):
+            pass

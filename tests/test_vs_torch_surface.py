@@ -69,8 +69,8 @@ def test_pytree_flatten_matches_torch_leaves_and_spec_text(tree):
 def test_pytree_none_is_a_leaf_and_dicts_keep_insertion_order():
     assert pytree.tree_leaves(None) == [None]
     assert pytree.tree_leaves({"b": 1, "a": 2}) == [1, 2]
-    assert pytree.tree_structure(3) == pytree.LeafSpec() and pytree.LeafSpec().is_leaf()
-    assert isinstance(pytree.LeafSpec(), pytree.TreeSpec)
+    assert pytree.tree_structure(3) == pytree.treespec_leaf() and pytree.treespec_leaf().is_leaf()
+    assert isinstance(pytree.treespec_leaf(), pytree.TreeSpec)
 
 
 def test_pytree_map_helpers_match_torch():
