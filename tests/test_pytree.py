@@ -486,3 +486,25 @@ def test_public_names_are_torchs():
                  "is_structseq_class", "is_structseq_instance"]
     assert pytree.__all__ == torch_all
     assert pytree.KeyPath == tuple[pytree.KeyEntry, ...] and pytree.KeyEntry is cp.KeyEntry
+
+
+def test_return_types_flatten_as_pytorchs_structseqs():
+    """torch.return_types.* are tuples with field properties; pytree flattens them by position (checked on
+    PyTorch 2.13: TreeSpec(max, None, [*, *]), keys SequenceKey(0), SequenceKey(1))."""
+    import pickle
+    import mindtorch_v2 as mt
+    from mindtorch_v2.utils import _pytree as tp
+    r = mt.ones(2, 3).max(1)
+    T = type(r)
+    assert T.__mro__[1:] == (tuple, object) and (T.n_fields, T.n_sequence_fields, T.n_unnamed_fields) == (2, 2, 0)
+    assert not tp.is_namedtuple(r) and r.values is r[0] and r.indices is r[1]
+    leaves, spec = tp.tree_flatten(r)
+    assert str(spec) == "TreeSpec(max, None, [*,\n  *])" and len(leaves) == 2
+    assert [str(k) for (k,), _ in tp.tree_flatten_with_path(r)[0]] == ["[0]", "[1]"]
+    assert type(tp.tree_unflatten(leaves, spec)) is T
+    assert T([mt.ones(1), mt.zeros(1)]).values.tolist() == [1.0]
+    assert pickle.loads(pickle.dumps(r)).indices.tolist() == [0, 0]
+    with pytest.raises(TypeError, match="takes a dict as second arg"):
+        mt.return_types.linalg_svd([mt.ones(1)] * 3, 5)
+    with pytest.raises(TypeError, match="takes a 2-sequence"):
+        T([mt.ones(1)])
