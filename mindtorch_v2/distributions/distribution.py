@@ -4,7 +4,7 @@ import warnings
 
 from . import _torch as torch
 from . import constraints
-from .utils import _show, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _show, all_true, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Distribution", "ExponentialFamily"]
 
@@ -43,7 +43,7 @@ class Distribution:
             if name not in self.__dict__ and isinstance(getattr(type(self), name, None), lazy_property):
                 continue  # the other half of a probs/logits pair, never given
             value = getattr(self, name)
-            if not bool(constraint.check(value).all()):
+            if not all_true(constraint.check(value)):
                 raise ValueError(
                     f"Expected parameter {name} ({type(value).__name__} of shape {tuple(value.shape)}) of "
                     f"distribution {self!r} to satisfy the constraint {constraint!r}, but found invalid "
@@ -122,11 +122,11 @@ class Distribution:
         shape, event = value.shape, self._event_shape
         if tuple(shape[len(shape) - len(event):]) != tuple(event) or len(shape) < len(event):
             raise ValueError(f"The right-most size of value must match event_shape: {shape} vs {event}.")
-        full = self._batch_shape + event
+        full = torch.Size(tuple(self._batch_shape) + tuple(event))
         if any(a != b and a != 1 and b != 1 for a, b in zip(reversed(shape), reversed(full))):
             raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {shape} vs {full}.")
         support = self.support
-        if not bool(support.check(value).all()):
+        if not all_true(support.check(value)):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the "
                 f"support ({support!r}) of the distribution {self!r}, but found invalid values:\n{value}")

@@ -277,6 +277,6 @@ def _normal_gumbel(p, q):
 for _pair in [(Normal, Beta), (Gamma, Uniform), (Exponential, Beta), (Gamma, Beta), (Normal, Gamma),
               (Normal, Exponential), (Normal, Uniform), (Laplace, Beta), (Laplace, Gamma), (Laplace, Exponential),
               (Laplace, Uniform), (Exponential, Uniform), (Cauchy, Normal), (Gumbel, Beta), (Gumbel, Gamma),
-              (Gumbel, Exponential), (Gumbel, Uniform)]:
+              (Gumbel, Exponential), (Gumbel, Uniform), (Poisson, Bernoulli), (Poisson, Binomial)]:
     register_kl(*_pair)(_infinite)
 del _pair

@@ -5,7 +5,7 @@ from . import _torch as torch
 from . import constraints
 from ._samplers import sample_dirichlet
 from .distribution import Distribution, ExponentialFamily
-from .utils import lazy_property
+from .utils import cholesky, lazy_property
 
 __all__ = ["Dirichlet", "MultivariateNormal"]
 
@@ -95,7 +95,7 @@ class MultivariateNormal(Distribution):
         if name == "scale_tril":
             self._unbroadcasted_scale_tril = matrix
         elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = torch.linalg.cholesky(matrix)
+            self._unbroadcasted_scale_tril = cholesky(matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
 
@@ -148,7 +148,7 @@ def _precision_to_scale_tril(P):
     """Lower L with L L^T = P^{-1}: the Cholesky factor of P taken from the bottom-right corner (U with
     P = U U^T, U upper), inverted, is lower."""
     flip = lambda m: torch.flip(m, (-2, -1))  # noqa: E731
-    upper = flip(torch.linalg.cholesky(flip(P)))  # P = upper upper^T
+    upper = flip(cholesky(flip(P)))  # P = upper upper^T
     eye = torch.eye(P.shape[-1], dtype=P.dtype, device=P.device)
     # L = upper^{-T} is lower triangular and L L^T = (upper upper^T)^{-1}
     return torch.linalg.solve_triangular(upper, eye, upper=True).transpose(-2, -1)

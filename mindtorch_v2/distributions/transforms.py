@@ -198,6 +198,9 @@ class AbsTransform(Transform):
     def _call(self, x):
         return x.abs()
 
+    def _inverse(self, y):
+        return y  # the non-negative preimage
+
 
 class AffineTransform(Transform):
     """y = loc + scale * x, the last `event_dim` dimensions forming one event."""

@@ -27,6 +27,22 @@ def broadcast_all(*values):
     return tuple(torch.broadcast_tensors(*as_t))
 
 
+def all_true(valid):
+    """Whether every element of the bool tensor is true. A value traced by torch.func has no readable truth:
+    the check passes there (a batched check would not stop a vmap either)."""
+    try:
+        return bool(valid.all())
+    except TypeError:
+        return True
+
+
+def cholesky(matrix):
+    """The lower Cholesky factor; on meta tensors through cholesky_ex, which needs no data for its shape."""
+    if matrix.device.type == "meta":
+        return torch.linalg.cholesky_ex(matrix).L
+    return torch.linalg.cholesky(matrix)
+
+
 def sum_rightmost(value, n):
     """value summed over its n rightmost dimensions (n <= 0: unchanged)."""
     return value.reshape(tuple(value.shape[:value.dim() - n]) + (-1,)).sum(-1) if n > 0 else value
