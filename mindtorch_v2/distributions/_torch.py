@@ -21,6 +21,7 @@ from ..eager.ops import (  # noqa: F401
     gather, ge, gt, isclose, le, log, log1p, log_softmax, logsumexp, lt, matmul, max, maximum, min, minimum, pow,
     rsqrt, sigmoid, sign, softmax, sqrt, square, stack, sum, tan, tanh, where,
 )
+from ..eager.reductions import cumprod  # noqa: F401
 from ..eager.shape_ops import diag_embed  # noqa: F401
 from ..eager.tensor import Size, Tensor  # noqa: F401
 from ..eager.views import transpose  # noqa: F401

@@ -1,363 +1,212 @@
-# mypy: allow-untyped-defs
-from __future__ import annotations
+"""The Distribution base: shapes, argument and sample validation, sampling shapes, expand, and the
+probs/logits parameterisation the discrete families share."""
 import warnings
 
 from . import _torch as torch
-from ._torch import Tensor
 from . import constraints
-from .utils import lazy_property
-from .utils import _size
+from .utils import _show, all_true, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
-
-__all__ = ["Distribution"]
+__all__ = ["Distribution", "ExponentialFamily"]
 
 
 class Distribution:
-    r"""
-    Distribution is the abstract base class for probability distributions.
+    """A batch of probability distributions over events of `event_shape`.
 
-    Args:
-        batch_shape (torch.Size): The shape over which parameters are batched.
-        event_shape (torch.Size): The shape of a single sample (without batching).
-        validate_args (bool, optional): Whether to validate arguments. Default: None.
-    """
-
+    Subclasses list their parameters in `arg_constraints` (validated at construction when validate_args)
+    and the tensors `expand` must broadcast in `_expand` (each keeps its dimensions beyond the batch)."""
     has_rsample = False
     has_enumerate_support = False
     _validate_args = __debug__
+    arg_constraints = {}
+    support = None
+    _expand = ()
 
     @staticmethod
-    def set_default_validate_args(value: bool) -> None:
-        """
-        Sets whether validation is enabled or disabled.
-
-        The default behavior mimics Python's ``assert`` statement: validation
-        is on by default, but is disabled if Python is run in optimized mode
-        (via ``python -O``). Validation may be expensive, so you may want to
-        disable it once a model is working.
-
-        Args:
-            value (bool): Whether to enable validation.
-        """
-        if value not in [True, False]:
+    def set_default_validate_args(value):
+        """Turn argument and sample validation on or off for distributions made without validate_args."""
+        if value not in (True, False):
             raise ValueError
         Distribution._validate_args = value
 
-    def __init__(
-        self,
-        batch_shape: torch.Size = torch.Size(),
-        event_shape: torch.Size = torch.Size(),
-        validate_args: bool | None = None,
-    ) -> None:
-        # torch.Size, also when a shape arrives as a slice of one (mindtorch's Size slices are tuples)
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
         self._batch_shape = torch.Size(batch_shape)
         self._event_shape = torch.Size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
-            try:
-                arg_constraints = self.arg_constraints
-            except NotImplementedError:
-                arg_constraints = {}
-                warnings.warn(
-                    f"{self.__class__} does not define `arg_constraints`. "
-                    + "Please set `arg_constraints = {}` or initialize the distribution "
-                    + "with `validate_args=False` to turn off validation.",
-                    stacklevel=2,
-                )
-            for param, constraint in arg_constraints.items():
-                if constraints.is_dependent(constraint):
-                    continue  # skip constraints that cannot be checked
-                if param not in self.__dict__ and isinstance(
-                    getattr(type(self), param), lazy_property
-                ):
-                    continue  # skip checking lazily-constructed args
-                value = getattr(self, param)
-                valid = constraint.check(value)
-                if not _is_all_true(valid):
-                    raise ValueError(
-                        f"Expected parameter {param} "
-                        f"({type(value).__name__} of shape {tuple(value.shape)}) "
-                        f"of distribution {repr(self)} "
-                        f"to satisfy the constraint {repr(constraint)}, "
-                        f"but found invalid values:\n{value}"
-                    )
-        super().__init__()
+            self._check_parameters()
 
-    def expand(self, batch_shape: _size, _instance=None):
-        """
-        Returns a new distribution instance (or populates an existing instance
-        provided by a derived class) with batch dimensions expanded to
-        `batch_shape`. This method calls :class:`~torch.Tensor.expand` on
-        the distribution's parameters. As such, this does not allocate new
-        memory for the expanded distribution instance. Additionally,
-        this does not repeat any args checking or parameter broadcasting in
-        `__init__.py`, when an instance is first created.
+    def _check_parameters(self):
+        for name, constraint in self.arg_constraints.items():
+            if constraints.is_dependent(constraint):
+                continue
+            if name not in self.__dict__ and isinstance(getattr(type(self), name, None), lazy_property):
+                continue  # the other half of a probs/logits pair, never given
+            value = getattr(self, name)
+            if not all_true(constraint.check(value)):
+                raise ValueError(
+                    f"Expected parameter {name} ({type(value).__name__} of shape {tuple(value.shape)}) of "
+                    f"distribution {self!r} to satisfy the constraint {constraint!r}, but found invalid "
+                    f"values:\n{_show(value)}")
 
-        Args:
-            batch_shape (torch.Size): the desired expanded size.
-            _instance: new instance provided by subclasses that
-                need to override `.expand`.
+    batch_shape = property(lambda self: self._batch_shape)
+    event_shape = property(lambda self: self._event_shape)
 
-        Returns:
-            New distribution instance with batch dimensions expanded to
-            `batch_shape`.
-        """
-        raise NotImplementedError
+    def expand(self, batch_shape, _instance=None):
+        """This distribution with its parameters broadcast to batch_shape (no copies)."""
+        batch_shape = torch.Size(batch_shape)
+        new = _instance if _instance is not None else type(self).__new__(type(self))
+        n_batch = len(self._batch_shape)
+        for key, value in self.__dict__.items():
+            if key in self._expand and isinstance(value, torch.Tensor):
+                value = value.expand(tuple(batch_shape) + tuple(value.shape[n_batch:]))
+            elif key in self._expand and isinstance(value, Distribution):
+                value = value.expand(tuple(batch_shape) + tuple(value.batch_shape[n_batch:]))
+            new.__dict__[key] = value
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
-    @property
-    def batch_shape(self) -> torch.Size:
-        """
-        Returns the shape over which parameters are batched.
-        """
-        return self._batch_shape
+    def _extended_shape(self, sample_shape=()):
+        return torch.Size(tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape))
 
-    @property
-    def event_shape(self) -> torch.Size:
-        """
-        Returns the shape of a single sample (without batching).
-        """
-        return self._event_shape
-
-    @property
-    def arg_constraints(self) -> dict[str, constraints.Constraint]:
-        """
-        Returns a dictionary from argument names to
-        :class:`~torch.distributions.constraints.Constraint` objects that
-        should be satisfied by each argument of this distribution. Args that
-        are not tensors need not appear in this dict.
-        """
-        raise NotImplementedError
-
-    @property
-    def support(self) -> constraints.Constraint | None:
-        """
-        Returns a :class:`~torch.distributions.constraints.Constraint` object
-        representing this distribution's support.
-        """
-        raise NotImplementedError
-
-    @property
-    def mean(self) -> Tensor:
-        """
-        Returns the mean of the distribution.
-        """
-        raise NotImplementedError
-
-    @property
-    def mode(self) -> Tensor:
-        """
-        Returns the mode of the distribution.
-        """
-        raise NotImplementedError(f"{self.__class__} does not implement mode")
-
-    @property
-    def variance(self) -> Tensor:
-        """
-        Returns the variance of the distribution.
-        """
-        raise NotImplementedError
-
-    @property
-    def stddev(self) -> Tensor:
-        """
-        Returns the standard deviation of the distribution.
-        """
-        return self.variance.sqrt()
-
-    def sample(self, sample_shape: _size = torch.Size()) -> Tensor:
-        """
-        Generates a sample_shape shaped sample or sample_shape shaped batch of
-        samples if the distribution parameters are batched.
-        """
+    def sample(self, sample_shape=()):
+        """A draw of shape sample_shape + batch_shape + event_shape, without gradient."""
         with torch.no_grad():
             return self.rsample(sample_shape)
 
-    def rsample(self, sample_shape: _size = torch.Size()) -> Tensor:
-        """
-        Generates a sample_shape shaped reparameterized sample or sample_shape
-        shaped batch of reparameterized samples if the distribution parameters
-        are batched.
-        """
+    def rsample(self, sample_shape=()):
         raise NotImplementedError
 
-    def sample_n(self, n: int) -> Tensor:
-        """
-        Generates n samples or n batches of samples if the distribution
-        parameters are batched.
-        """
-        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.", FutureWarning, stacklevel=2)
+    def sample_n(self, n):
+        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
         return self.sample(torch.Size((n,)))
 
-    def log_prob(self, value: Tensor) -> Tensor:
-        """
-        Returns the log of the probability density/mass function evaluated at
-        `value`.
-
-        Args:
-            value (Tensor):
-        """
+    def log_prob(self, value):
         raise NotImplementedError
 
-    def cdf(self, value: Tensor) -> Tensor:
-        """
-        Returns the cumulative density/mass function evaluated at
-        `value`.
-
-        Args:
-            value (Tensor):
-        """
+    def cdf(self, value):
         raise NotImplementedError
 
-    def icdf(self, value: Tensor) -> Tensor:
-        """
-        Returns the inverse cumulative density/mass function evaluated at
-        `value`.
-
-        Args:
-            value (Tensor):
-        """
+    def icdf(self, value):
         raise NotImplementedError
 
-    def enumerate_support(self, expand: bool = True) -> Tensor:
-        """
-        Returns tensor containing all values supported by a discrete
-        distribution. The result will enumerate over dimension 0, so the shape
-        of the result will be `(cardinality,) + batch_shape + event_shape`
-        (where `event_shape = ()` for univariate distributions).
-
-        Note that this enumerates over all batched tensors in lock-step
-        `[[0, 0], [1, 1], ...]`. With `expand=False`, enumeration happens
-        along dim 0, but with the remaining batch dimensions being
-        singleton dimensions, `[[0], [1], ..`.
-
-        To iterate over the full Cartesian product use
-        `itertools.product(m.enumerate_support())`.
-
-        Args:
-            expand (bool): whether to expand the support over the
-                batch dims to match the distribution's `batch_shape`.
-
-        Returns:
-            Tensor iterating over dimension 0.
-        """
+    def enumerate_support(self, expand=True):
         raise NotImplementedError
 
-    def entropy(self) -> Tensor:
-        """
-        Returns entropy of distribution, batched over batch_shape.
-
-        Returns:
-            Tensor of shape batch_shape.
-        """
+    def entropy(self):
         raise NotImplementedError
 
-    def perplexity(self) -> Tensor:
-        """
-        Returns perplexity of distribution, batched over batch_shape.
-
-        Returns:
-            Tensor of shape batch_shape.
-        """
+    def perplexity(self):
         return torch.exp(self.entropy())
 
-    def _extended_shape(self, sample_shape: _size = torch.Size()) -> torch.Size:
-        """
-        Returns the size of the sample returned by the distribution, given
-        a `sample_shape`. Note, that the batch and event shapes of a distribution
-        instance are fixed at the time of construction. If this is empty, the
-        returned shape is upcast to (1,).
+    @property
+    def mean(self):
+        raise NotImplementedError
 
-        Args:
-            sample_shape (torch.Size): the size of the sample to be drawn.
-        """
-        if not isinstance(sample_shape, torch.Size):
-            sample_shape = torch.Size(sample_shape)
-        return torch.Size(sample_shape + self._batch_shape + self._event_shape)
+    @property
+    def mode(self):
+        raise NotImplementedError(f"{self.__class__} does not implement mode")
 
-    def _validate_sample(self, value: Tensor) -> None:
-        """
-        Argument validation for distribution methods such as `log_prob`,
-        `cdf` and `icdf`. The rightmost dimensions of a value to be
-        scored via these methods must agree with the distribution's batch
-        and event shapes.
+    @property
+    def variance(self):
+        raise NotImplementedError
 
-        Args:
-            value (Tensor): the tensor whose log probability is to be
-                computed by the `log_prob` method.
-        Raises
-            ValueError: when the rightmost dimensions of `value` do not match the
-                distribution's batch and event shapes.
-        """
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    def _validate_sample(self, value):
         if not isinstance(value, torch.Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
-
-        event_dim_start = len(value.size()) - len(self._event_shape)
-        if value.size()[event_dim_start:] != self._event_shape:
+        shape, event = value.shape, self._event_shape
+        if tuple(shape[len(shape) - len(event):]) != tuple(event) or len(shape) < len(event):
+            raise ValueError(f"The right-most size of value must match event_shape: {shape} vs {event}.")
+        full = torch.Size(tuple(self._batch_shape) + tuple(event))
+        if any(a != b and a != 1 and b != 1 for a, b in zip(reversed(shape), reversed(full))):
+            raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {shape} vs {full}.")
+        support = self.support
+        if not all_true(support.check(value)):
             raise ValueError(
-                f"The right-most size of value must match event_shape: {value.size()} vs {self._event_shape}."
-            )
+                f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) to be within the "
+                f"support ({support!r}) of the distribution {self!r}, but found invalid values:\n{value}")
 
-        actual_shape = value.size()
-        expected_shape = torch.Size(self._batch_shape + self._event_shape)
-        for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
-            if i != 1 and j != 1 and i != j:
-                raise ValueError(
-                    f"Value is not broadcastable with batch_shape+event_shape: {actual_shape} vs {expected_shape}."
-                )
-        try:
-            support = self.support
-        except NotImplementedError:
-            warnings.warn(
-                f"{self.__class__} does not define `support` to enable "
-                + "sample validation. Please initialize the distribution with "
-                + "`validate_args=False` to turn off validation.",
-                stacklevel=2,
-            )
-            return
-        if support is None:
-            raise AssertionError("support is unexpectedly None")
-        valid = support.check(value)
-        if not _is_all_true(valid):
-            raise ValueError(
-                "Expected value argument "
-                f"({type(value).__name__} of shape {tuple(value.shape)}) "
-                f"to be within the support ({repr(support)}) "
-                f"of the distribution {repr(self)}, "
-                f"but found invalid values:\n{value}"
-            )
+    def _checked(self, value):
+        """value, validated against the support and shapes when validation is on."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return value
 
-    def _get_checked_instance(self, cls, _instance=None):
-        if _instance is None and type(self).__init__ != cls.__init__:
-            raise NotImplementedError(
-                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom __init__ method "
-                "must also define a custom .expand() method."
-            )
-        return self.__new__(type(self)) if _instance is None else _instance
-
-    def __repr__(self) -> str:
-        param_names = [k for k in self.arg_constraints if k in self.__dict__]
-        args_string = ", ".join(
-            [f"{p}: {_param_repr(self.__dict__[p])}" for p in param_names]
-        )
-        return self.__class__.__name__ + "(" + args_string + ")"
+    def __repr__(self):
+        shown = ", ".join(f"{k}: {_show(v) if v.numel() == 1 else v.size()}"
+                          for k, v in ((k, self.__dict__[k]) for k in self.arg_constraints if k in self.__dict__))
+        return f"{type(self).__name__}({shown})"
 
 
-def _param_repr(value):
-    """A parameter in Distribution.__repr__: its number when it has one element, else its size. A 0-d tensor
-    shows as its item (torch formats a 0-d tensor in an f-string as a python number)."""
-    if value.numel() != 1:
-        return str(value.size())
-    return str(value.item()) if value.dim() == 0 else str(value)
+class ExponentialFamily(Distribution):
+    """Distributions with density h(x) exp(<eta, T(x)> - A(eta)); subclasses give `_natural_params`,
+    `_log_normalizer(*eta)` and `_mean_carrier_measure` (E[log h(x)]). Entropy follows as
+    A(eta) - <eta, grad A(eta)> - E[log h(x)]."""
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self):
+        eta = [p.detach().requires_grad_() for p in self._natural_params]
+        with torch.enable_grad():
+            lg = self._log_normalizer(*eta)
+            grads = torch.autograd.grad(lg.sum(), eta, create_graph=True)
+        out = lg - self._mean_carrier_measure
+        for e, g in zip(eta, grads):
+            out = out - sum_event(e * g, len(self._event_shape))
+        return out
 
 
-def _is_all_true(valid):
-    """Whether every element of the bool tensor `valid` is true (torch._is_all_true). Under a torch.func
-    transform the values are traced and cannot be read: the check then passes, as PyTorch's batched
-    check does not stop a vmap either. On meta tensors it raises, as PyTorch's does (no data to check;
-    pass validate_args=False there)."""
-    verdict = valid.all()
-    try:
-        return bool(verdict)
-    except TypeError:  # a traced value (torch.func.grad / vmap / jvp): its truth is not known
-        return True
+def sum_event(x, n):
+    return x.reshape(tuple(x.shape[:x.dim() - n]) + (-1,)).sum(-1) if n else x
+
+
+class ProbsOrLogits:
+    """The probs / logits parameterisation: exactly one is given, the other is derived on first use.
+    `_binary` says whether logits are log-odds (Bernoulli-like) or log-probabilities over the last axis."""
+    _binary = True
+
+    def _take_probs_or_logits(self, probs, logits, *others):
+        """Stores the given one (normalised when categorical), broadcast with `others`; returns them all."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        if not self._binary:
+            if value.dim() < 1:
+                raise ValueError(f"`{name}` parameter must be at least one-dimensional.")
+            value = value / value.sum(-1, keepdim=True) if name == "probs" else \
+                value - value.logsumexp(-1, keepdim=True)
+            self.__dict__[name] = value
+            return (value,) + others
+        value, *others = broadcast_all(value, *others)
+        self.__dict__[name] = value
+        return (value, *others)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=self._binary)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=self._binary)
+
+    @property
+    def _param(self):
+        return self.__dict__["probs"] if "probs" in self.__dict__ else self.__dict__["logits"]
+
+    @property
+    def param_shape(self):
+        return self._param.size()

@@ -1,834 +1,235 @@
-# mypy: allow-untyped-defs
-from __future__ import annotations
-import functools
+"""Transforms: maps between constrained spaces with an inverse and log |det Jacobian|, used by
+TransformedDistribution and by biject_to / transform_to.
+
+A transform gives `_call(x)`, `_inverse(y)` and `log_abs_det_jacobian(x, y)` (summed over its event
+dimensions), its `domain` / `codomain` constraints, and `sign` when it is monotone. With cache_size=1 it
+remembers the last (x, y) pair so that `t.inv(t(x)) is x`. Elementwise bijections are rows of a table.
+"""
 import math
 import operator
-from collections.abc import Sequence
+from functools import reduce
 
 from . import _torch as torch
-from ._torch import nn as _nn
-F = _nn.functional
-from ._torch import Tensor
 from . import constraints
-from .distribution import Distribution
-from .utils import _cholesky
-from .utils import (
-    _sum_rightmost,
-    broadcast_all,
-    lazy_property,
-    tril_matrix_to_vec,
-    vec_to_tril_matrix,
-)
-from ._torch import nn as _nn
-pad, softplus = _nn.functional.pad, _nn.functional.softplus
-from .utils import _Number
-
+from .utils import broadcast_all, sum_rightmost, vec_to_tril_matrix, tril_matrix_to_vec
 
 __all__ = [
-    "AbsTransform",
-    "AffineTransform",
-    "CatTransform",
-    "ComposeTransform",
-    "CorrCholeskyTransform",
-    "CumulativeDistributionTransform",
-    "ExpTransform",
-    "IndependentTransform",
-    "LowerCholeskyTransform",
-    "PositiveDefiniteTransform",
-    "PowerTransform",
-    "ReshapeTransform",
-    "SigmoidTransform",
-    "SoftplusTransform",
-    "TanhTransform",
-    "SoftmaxTransform",
-    "StackTransform",
-    "StickBreakingTransform",
-    "Transform",
+    "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+    "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+    "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
+    "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform",
     "identity_transform",
 ]
 
+_F = torch.nn.functional
+
 
 class Transform:
-    """
-    Abstract class for invertible transformations with computable log
-    det jacobians. They are primarily used in
-    :class:`torch.distributions.TransformedDistribution`.
-
-    Caching is useful for transforms whose inverses are either expensive or
-    numerically unstable. Note that care must be taken with memoized values
-    since the autograd graph may be reversed. For example while the following
-    works with or without caching::
-
-        y = t(x)
-        t.log_abs_det_jacobian(x, y).backward()  # x will receive gradients.
-
-    However the following will error when caching due to dependency reversal::
-
-        y = t(x)
-        z = t.inv(y)
-        grad(z.sum(), [y])  # error because z is x
-
-    Derived classes should implement one or both of :meth:`_call` or
-    :meth:`_inverse`. Derived classes that set `bijective=True` should also
-    implement :meth:`log_abs_det_jacobian`.
-
-    Args:
-        cache_size (int): Size of cache. If zero, no caching is done. If one,
-            the latest single value is cached. Only 0 and 1 are supported.
-
-    Attributes:
-        domain (:class:`~torch.distributions.constraints.Constraint`):
-            The constraint representing valid inputs to this transform.
-        codomain (:class:`~torch.distributions.constraints.Constraint`):
-            The constraint representing valid outputs to this transform
-            which are inputs to the inverse transform.
-        bijective (bool): Whether this transform is bijective. A transform
-            ``t`` is bijective iff ``t.inv(t(x)) == x`` and
-            ``t(t.inv(y)) == y`` for every ``x`` in the domain and ``y`` in
-            the codomain. Transforms that are not bijective should at least
-            maintain the weaker pseudoinverse properties
-            ``t(t.inv(t(x)) == t(x)`` and ``t.inv(t(t.inv(y))) == t.inv(y)``.
-        sign (int or Tensor): For bijective univariate transforms, this
-            should be +1 or -1 depending on whether transform is monotone
-            increasing or decreasing.
-    """
-
+    """An invertible (or at least forward-computable) map y = t(x)."""
     bijective = False
-    domain: constraints.Constraint
-    codomain: constraints.Constraint
+    domain = constraints.real
+    codomain = constraints.real
 
-    def __init__(self, cache_size: int = 0) -> None:
-        self._cache_size = cache_size
-        self._inv: Transform | None = None
-        if cache_size == 0:
-            pass  # default behavior
-        elif cache_size == 1:
-            self._cached_x_y = None, None
-        else:
+    def __init__(self, cache_size=0):
+        if cache_size not in (0, 1):
             raise ValueError("cache_size must be 0 or 1")
-        super().__init__()
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_inv"] = None
-        return state
+        self._cache_size = cache_size
+        self._pair = None  # the last (x, y) when caching
 
     @property
-    def event_dim(self) -> int:
+    def event_dim(self):
         if self.domain.event_dim == self.codomain.event_dim:
             return self.domain.event_dim
         raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
 
     @property
-    def inv(self) -> "Transform":
-        """
-        Returns the inverse :class:`Transform` of this transform.
-        This should satisfy ``t.inv.inv is t``.
-        """
-        inv = self._inv
-        if inv is None:
-            inv = _InverseTransform(self)
-            self._inv = inv
-        return inv
+    def inv(self):
+        """The inverse transform (its inverse is this transform again)."""
+        inverse = self.__dict__.get("_inv")
+        if inverse is None:
+            inverse = self._inv = _InverseTransform(self)
+        return inverse
 
     @property
-    def sign(self) -> int:
-        """
-        Returns the sign of the determinant of the Jacobian, if applicable.
-        In general this only makes sense for bijective transforms.
-        """
+    def sign(self):
         raise NotImplementedError
 
+    def _args(self):
+        """The constructor's arguments besides cache_size (for with_cache and equality)."""
+        return ()
+
     def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        if type(self).__init__ is Transform.__init__:
-            return type(self)(cache_size=cache_size)
-        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
+        return self if cache_size == self._cache_size else type(self)(*self._args(), cache_size=cache_size)
 
     def __eq__(self, other):
-        return self is other
+        return self is other or (type(self) is type(other) and _same_args(self._args(), other._args()))
 
     def __ne__(self, other):
-        # Necessary for Python2
-        return not self.__eq__(other)
+        return not self == other
+
+    __hash__ = object.__hash__
 
     def __call__(self, x):
-        """
-        Computes the transform `x => y`.
-        """
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
+        pair = self._pair
+        if pair is not None and pair[0] is x:
+            return pair[1]
         y = self._call(x)
-        self._cached_x_y = x, y
+        if self._cache_size:
+            self._pair = (x, y)
         return y
 
     def _inv_call(self, y):
-        """
-        Inverts the transform `y => x`.
-        """
-        if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
+        pair = self._pair
+        if pair is not None and pair[1] is y:
+            return pair[0]
         x = self._inverse(y)
-        self._cached_x_y = x, y
+        if self._cache_size:
+            self._pair = (x, y)
         return x
 
     def _call(self, x):
-        """
-        Abstract method to compute forward transformation.
-        """
         raise NotImplementedError
 
     def _inverse(self, y):
-        """
-        Abstract method to compute inverse transformation.
-        """
         raise NotImplementedError
 
     def log_abs_det_jacobian(self, x, y):
-        """
-        Computes the log det jacobian `log |dy/dx|` given input and output.
-        """
         raise NotImplementedError
 
-    def __repr__(self):
-        return self.__class__.__name__ + "()"
-
     def forward_shape(self, shape):
-        """
-        Infers the shape of the forward computation, given the input shape.
-        Defaults to preserving shape.
-        """
         return shape
 
     def inverse_shape(self, shape):
-        """
-        Infers the shapes of the inverse computation, given the output shape.
-        Defaults to preserving shape.
-        """
         return shape
+
+    def __repr__(self):
+        return type(self).__name__ + "()"
+
+
+def _same_args(a, b):
+    for u, v in zip(a, b):
+        if isinstance(u, torch.Tensor) or isinstance(v, torch.Tensor):
+            u, v = torch.as_tensor(u), torch.as_tensor(v)
+            if u.shape != v.shape or not bool((u == v).all()):
+                return False
+        elif isinstance(u, (list, tuple)):
+            if len(u) != len(v) or not all(p == q for p, q in zip(u, v)):
+                return False
+        elif u != v:
+            return False
+    return len(a) == len(b)
 
 
 class _InverseTransform(Transform):
-    """
-    Inverts a single :class:`Transform`.
-    This class is private; please instead use the ``Transform.inv`` property.
-    """
+    """t.inv: the same map read backwards."""
 
-    def __init__(self, transform: Transform) -> None:
+    def __init__(self, transform):
         super().__init__(cache_size=transform._cache_size)
-        self._inv: Transform | None = transform
+        self._inv = transform
 
-    @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
-    def domain(self):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv.codomain
-
-    @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
-    def codomain(self):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv.domain
-
-    @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv.bijective
-
-    @property
-    def sign(self) -> int:
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv.sign
-
-    @property
-    def inv(self) -> Transform:
-        return self._inv  # pyrefly: ignore[bad-return]
+    domain = property(lambda self: self._inv.codomain)
+    codomain = property(lambda self: self._inv.domain)
+    bijective = property(lambda self: self._inv.bijective)
+    sign = property(lambda self: self._inv.sign)
 
     def with_cache(self, cache_size=1):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self.inv.with_cache(cache_size).inv
+        return self._inv.with_cache(cache_size).inv
 
     def __eq__(self, other):
-        if not isinstance(other, _InverseTransform):
-            return False
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
-        return self._inv == other._inv
+        return isinstance(other, _InverseTransform) and self._inv == other._inv
 
-    def __repr__(self):
-        return f"{self.__class__.__name__}({repr(self._inv)})"
+    __hash__ = object.__hash__
 
     def __call__(self, x):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
         return self._inv._inv_call(x)
 
     def log_abs_det_jacobian(self, x, y):
-        if self._inv is None:
-            raise AssertionError("_inv must not be None")
         return -self._inv.log_abs_det_jacobian(y, x)
 
     def forward_shape(self, shape):
-        return self._inv.inverse_shape(shape)  # pyrefly: ignore[missing-attribute]
+        return self._inv.inverse_shape(shape)
 
     def inverse_shape(self, shape):
-        return self._inv.forward_shape(shape)  # pyrefly: ignore[missing-attribute]
-
-
-class ComposeTransform(Transform):
-    """
-    Composes multiple transforms in a chain.
-    The transforms being composed are responsible for caching.
-
-    Args:
-        parts (list of :class:`Transform`): A list of transforms to compose.
-        cache_size (int): Size of cache. If zero, no caching is done. If one,
-            the latest single value is cached. Only 0 and 1 are supported.
-    """
-
-    def __init__(self, parts: list[Transform], cache_size: int = 0) -> None:
-        if cache_size:
-            parts = [part.with_cache(cache_size) for part in parts]
-        super().__init__(cache_size=cache_size)
-        self.parts = parts
-
-    def __eq__(self, other):
-        if not isinstance(other, ComposeTransform):
-            return False
-        return self.parts == other.parts
-
-    @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
-    def domain(self):
-        if not self.parts:
-            return constraints.real
-        domain = self.parts[0].domain
-        # Adjust event_dim to be maximum among all parts.
-        event_dim = self.parts[-1].codomain.event_dim
-        for part in reversed(self.parts):
-            event_dim += part.domain.event_dim - part.codomain.event_dim
-            event_dim = max(event_dim, part.domain.event_dim)
-        if event_dim < domain.event_dim:
-            raise AssertionError(
-                f"event_dim {event_dim} must be >= domain.event_dim {domain.event_dim}"
-            )
-        if event_dim > domain.event_dim:
-            domain = constraints.independent(domain, event_dim - domain.event_dim)
-        return domain
-
-    @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
-    def codomain(self):
-        if not self.parts:
-            return constraints.real
-        codomain = self.parts[-1].codomain
-        # Adjust event_dim to be maximum among all parts.
-        event_dim = self.parts[0].domain.event_dim
-        for part in self.parts:
-            event_dim += part.codomain.event_dim - part.domain.event_dim
-            event_dim = max(event_dim, part.codomain.event_dim)
-        if event_dim < codomain.event_dim:
-            raise AssertionError(
-                f"event_dim {event_dim} must be >= codomain.event_dim {codomain.event_dim}"
-            )
-        if event_dim > codomain.event_dim:
-            codomain = constraints.independent(codomain, event_dim - codomain.event_dim)
-        return codomain
-
-    @lazy_property
-    def bijective(self) -> bool:  # type: ignore[override]
-        return all(p.bijective for p in self.parts)
-
-    @lazy_property
-    def sign(self) -> int:  # type: ignore[override]
-        sign = 1
-        for p in self.parts:
-            sign = sign * p.sign
-        return sign
-
-    @property
-    def inv(self) -> Transform:
-        inv = self._inv
-        if inv is None:
-            inv = ComposeTransform([p.inv for p in reversed(self.parts)])
-            self._inv = inv
-            inv._inv = self
-        return inv
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return ComposeTransform(self.parts, cache_size=cache_size)
-
-    def __call__(self, x):
-        for part in self.parts:
-            x = part(x)
-        return x
-
-    def log_abs_det_jacobian(self, x, y):
-        if not self.parts:
-            return torch.zeros_like(x)
-
-        # Compute intermediates. This will be free if parts[:-1] are all cached.
-        xs = [x]
-        for part in self.parts[:-1]:
-            xs.append(part(xs[-1]))
-        xs.append(y)
-
-        terms = []
-        event_dim = self.domain.event_dim
-        for part, x, y in zip(self.parts, xs[:-1], xs[1:]):
-            terms.append(
-                _sum_rightmost(
-                    part.log_abs_det_jacobian(x, y), event_dim - part.domain.event_dim
-                )
-            )
-            event_dim += part.codomain.event_dim - part.domain.event_dim
-        return functools.reduce(operator.add, terms)
-
-    def forward_shape(self, shape):
-        for part in self.parts:
-            shape = part.forward_shape(shape)
-        return shape
-
-    def inverse_shape(self, shape):
-        for part in reversed(self.parts):
-            shape = part.inverse_shape(shape)
-        return shape
+        return self._inv.forward_shape(shape)
 
     def __repr__(self):
-        fmt_string = self.__class__.__name__ + "(\n    "
-        fmt_string += ",\n    ".join([p.__repr__() for p in self.parts])
-        fmt_string += "\n)"
-        return fmt_string
+        return f"_InverseTransform({self._inv!r})"
 
 
-identity_transform = ComposeTransform([])
+# ---------------------------------------------------------------------------
+# elementwise bijections: forward, inverse, log |dy/dx| and codomain
 
 
-class IndependentTransform(Transform):
-    """
-    Wrapper around another transform to treat
-    ``reinterpreted_batch_ndims``-many extra of the right most dimensions as
-    dependent. This has no effect on the forward or backward transforms, but
-    does sum out ``reinterpreted_batch_ndims``-many of the rightmost dimensions
-    in :meth:`log_abs_det_jacobian`.
+def _clamp_open_unit(p):
+    info = torch.finfo(p.dtype)
+    return p.clamp(min=info.tiny, max=1.0 - info.eps)
 
-    Args:
-        base_transform (:class:`Transform`): A base transform.
-        reinterpreted_batch_ndims (int): The number of extra rightmost
-            dimensions to treat as dependent.
-    """
 
-    def __init__(
-        self,
-        base_transform: Transform,
-        reinterpreted_batch_ndims: int,
-        cache_size: int = 0,
-    ) -> None:
-        super().__init__(cache_size=cache_size)
-        self.base_transform = base_transform.with_cache(cache_size)
-        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+def _log_sech2(x):
+    """log(1 - tanh(x)^2) = log 4 - 2|x| - 2 log(1 + e^{-2|x|}), without cancellation for large |x|."""
+    a = x.abs()
+    return math.log(4.0) - 2 * a - 2 * torch.log1p(torch.exp(-2 * a))
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return IndependentTransform(
-            self.base_transform, self.reinterpreted_batch_ndims, cache_size=cache_size
-        )
 
-    @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
-    def domain(self):
-        return constraints.independent(
-            self.base_transform.domain, self.reinterpreted_batch_ndims
-        )
+def _bijection(name, forward, inverse, ladj, codomain, doc):
+    return type(name, (Transform,), {
+        "__doc__": doc, "bijective": True, "sign": 1, "codomain": codomain,
+        "_call": lambda self, x: forward(x), "_inverse": lambda self, y: inverse(y),
+        "log_abs_det_jacobian": lambda self, x, y: ladj(x, y)})
 
-    @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
-    def codomain(self):
-        return constraints.independent(
-            self.base_transform.codomain, self.reinterpreted_batch_ndims
-        )
 
-    @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        return self.base_transform.bijective
-
-    @property
-    def sign(self) -> int:
-        return self.base_transform.sign
-
-    def _call(self, x):
-        if x.dim() < self.domain.event_dim:
-            raise ValueError("Too few dimensions on input")
-        return self.base_transform(x)
-
-    def _inverse(self, y):
-        if y.dim() < self.codomain.event_dim:
-            raise ValueError("Too few dimensions on input")
-        return self.base_transform.inv(y)
-
-    def log_abs_det_jacobian(self, x, y):
-        result = self.base_transform.log_abs_det_jacobian(x, y)
-        result = _sum_rightmost(result, self.reinterpreted_batch_ndims)
-        return result
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}({repr(self.base_transform)}, {self.reinterpreted_batch_ndims})"
-
-    def forward_shape(self, shape):
-        return self.base_transform.forward_shape(shape)
-
-    def inverse_shape(self, shape):
-        return self.base_transform.inverse_shape(shape)
-
-
-class ReshapeTransform(Transform):
-    """
-    Unit Jacobian transform to reshape the rightmost part of a tensor.
-
-    Note that ``in_shape`` and ``out_shape`` must have the same number of
-    elements, just as for :meth:`torch.Tensor.reshape`.
-
-    Arguments:
-        in_shape (torch.Size): The input event shape.
-        out_shape (torch.Size): The output event shape.
-        cache_size (int): Size of cache. If zero, no caching is done. If one,
-            the latest single value is cached. Only 0 and 1 are supported. (Default 0.)
-    """
-
-    bijective = True
-
-    def __init__(
-        self,
-        in_shape: torch.Size,
-        out_shape: torch.Size,
-        cache_size: int = 0,
-    ) -> None:
-        self.in_shape = torch.Size(in_shape)
-        self.out_shape = torch.Size(out_shape)
-        if self.in_shape.numel() != self.out_shape.numel():
-            raise ValueError("in_shape, out_shape have different numbers of elements")
-        super().__init__(cache_size=cache_size)
-
-    @constraints.dependent_property
-    # pyrefly: ignore [bad-override]
-    def domain(self):
-        return constraints.independent(constraints.real, len(self.in_shape))
-
-    @constraints.dependent_property
-    # pyrefly: ignore [bad-override]
-    def codomain(self):
-        return constraints.independent(constraints.real, len(self.out_shape))
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
-
-    def _call(self, x):
-        batch_shape = x.shape[: x.dim() - len(self.in_shape)]
-        return x.reshape(batch_shape + self.out_shape)
-
-    def _inverse(self, y):
-        batch_shape = y.shape[: y.dim() - len(self.out_shape)]
-        return y.reshape(batch_shape + self.in_shape)
-
-    def log_abs_det_jacobian(self, x, y):
-        batch_shape = x.shape[: x.dim() - len(self.in_shape)]
-        return x.new_zeros(batch_shape)
-
-    def forward_shape(self, shape):
-        if len(shape) < len(self.in_shape):
-            raise ValueError("Too few dimensions on input")
-        cut = len(shape) - len(self.in_shape)
-        if shape[cut:] != self.in_shape:
-            raise ValueError(
-                f"Shape mismatch: expected {shape[cut:]} but got {self.in_shape}"
-            )
-        return shape[:cut] + self.out_shape
-
-    def inverse_shape(self, shape):
-        if len(shape) < len(self.out_shape):
-            raise ValueError("Too few dimensions on input")
-        cut = len(shape) - len(self.out_shape)
-        if shape[cut:] != self.out_shape:
-            raise ValueError(
-                f"Shape mismatch: expected {shape[cut:]} but got {self.out_shape}"
-            )
-        return shape[:cut] + self.in_shape
-
-
-class ExpTransform(Transform):
-    r"""
-    Transform via the mapping :math:`y = \exp(x)`.
-    """
-
-    domain = constraints.real
-    codomain = constraints.positive
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    def _call(self, x):
-        return x.exp()
-
-    def _inverse(self, y):
-        return y.log()
-
-    def log_abs_det_jacobian(self, x, y):
-        return x
-
-
-class PowerTransform(Transform):
-    r"""
-    Transform via the mapping :math:`y = x^{\text{exponent}}`.
-    """
-
-    domain = constraints.positive
-    codomain = constraints.positive
-    bijective = True
-
-    def __init__(self, exponent: Tensor, cache_size: int = 0) -> None:
-        super().__init__(cache_size=cache_size)
-        (self.exponent,) = broadcast_all(exponent)
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return PowerTransform(self.exponent, cache_size=cache_size)
-
-    @lazy_property
-    def sign(self) -> int:  # type: ignore[override]
-        return self.exponent.sign()  # type: ignore[return-value]
-
-    def __eq__(self, other):
-        if not isinstance(other, PowerTransform):
-            return False
-        return self.exponent.eq(other.exponent).all().item()
-
-    def _call(self, x):
-        return x.pow(self.exponent)
-
-    def _inverse(self, y):
-        return y.pow(1 / self.exponent)
-
-    def log_abs_det_jacobian(self, x, y):
-        return (self.exponent * y / x).abs().log()
-
-    def forward_shape(self, shape):
-        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
-
-    def inverse_shape(self, shape):
-        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
-
-
-def _clipped_sigmoid(x):
-    finfo = torch.finfo(x.dtype)
-    return torch.clamp(torch.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
-
-
-class SigmoidTransform(Transform):
-    r"""
-    Transform via the mapping :math:`y = \frac{1}{1 + \exp(-x)}` and :math:`x = \text{logit}(y)`.
-    """
-
-    domain = constraints.real
-    codomain = constraints.unit_interval
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    def _call(self, x):
-        return _clipped_sigmoid(x)
-
-    def _inverse(self, y):
-        finfo = torch.finfo(y.dtype)
-        y = y.clamp(min=finfo.tiny, max=1.0 - finfo.eps)
-        return y.log() - (-y).log1p()
-
-    def log_abs_det_jacobian(self, x, y):
-        return -F.softplus(-x) - F.softplus(x)
-
-
-class SoftplusTransform(Transform):
-    r"""
-    Transform via the mapping :math:`\text{Softplus}(x) = \log(1 + \exp(x))`.
-    The implementation reverts to the linear function when :math:`x > 20`.
-    """
-
-    domain = constraints.real
-    codomain = constraints.positive
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    def _call(self, x):
-        return softplus(x)
-
-    def _inverse(self, y):
-        return (-y).expm1().neg().log() + y
-
-    def log_abs_det_jacobian(self, x, y):
-        return -softplus(-x)
-
-
-class TanhTransform(Transform):
-    r"""
-    Transform via the mapping :math:`y = \tanh(x)`.
-
-    It is equivalent to
-
-    .. code-block:: python
-
-        ComposeTransform(
-            [
-                AffineTransform(0.0, 2.0),
-                SigmoidTransform(),
-                AffineTransform(-1.0, 2.0),
-            ]
-        )
-
-    However this might not be numerically stable, thus it is recommended to use `TanhTransform`
-    instead.
-
-    Note that one should use `cache_size=1` when it comes to `NaN/Inf` values.
-
-    """
-
-    domain = constraints.real
-    codomain = constraints.interval(-1.0, 1.0)
-    bijective = True
-    sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    def _call(self, x):
-        return x.tanh()
-
-    def _inverse(self, y):
-        # We do not clamp to the boundary here as it may degrade the performance of certain algorithms.
-        # one should use `cache_size=1` instead
-        return torch.atanh(y)
-
-    def log_abs_det_jacobian(self, x, y):
-        # We use a formula that is more numerically stable, see details in the following link
-        # https://github.com/tensorflow/probability/blob/master/tensorflow_probability/python/bijectors/tanh.py#L69-L80
-        return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
+ExpTransform = _bijection("ExpTransform", torch.exp, torch.log, lambda x, y: x, constraints.positive,
+                          "y = exp(x).")
+SigmoidTransform = _bijection(
+    "SigmoidTransform", lambda x: _clamp_open_unit(torch.sigmoid(x)),
+    lambda y: (lambda p: torch.log(p) - torch.log1p(-p))(_clamp_open_unit(y)),
+    lambda x, y: _F.logsigmoid(x) + _F.logsigmoid(-x), constraints.unit_interval, "y = 1 / (1 + exp(-x)).")
+TanhTransform = _bijection("TanhTransform", torch.tanh, torch.atanh, lambda x, y: _log_sech2(x),
+                           constraints.interval(-1.0, 1.0), "y = tanh(x).")
+SoftplusTransform = _bijection("SoftplusTransform", _F.softplus,
+                               lambda y: y + torch.log(-torch.expm1(-y)), lambda x, y: _F.logsigmoid(x),
+                               constraints.positive, "y = log(1 + exp(x)).")
 
 
 class AbsTransform(Transform):
-    r"""Transform via the mapping :math:`y = |x|`."""
-
-    domain = constraints.real
+    """y = |x| (not invertible)."""
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
 
     def _call(self, x):
         return x.abs()
 
     def _inverse(self, y):
-        return y
+        return y  # the non-negative preimage
 
 
 class AffineTransform(Transform):
-    r"""
-    Transform via the pointwise affine mapping :math:`y = \text{loc} + \text{scale} \times x`.
-
-    Args:
-        loc (Tensor or float): Location parameter.
-        scale (Tensor or float): Scale parameter.
-        event_dim (int): Optional size of `event_shape`. This should be zero
-            for univariate random variables, 1 for distributions over vectors,
-            2 for distributions over matrices, etc.
-    """
-
+    """y = loc + scale * x, the last `event_dim` dimensions forming one event."""
     bijective = True
 
-    def __init__(
-        self,
-        loc: Tensor | float,
-        scale: Tensor | float,
-        event_dim: int = 0,
-        cache_size: int = 0,
-    ) -> None:
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
         super().__init__(cache_size=cache_size)
-        self.loc = loc
-        self.scale = scale
-        self._event_dim = event_dim
+        self.loc, self.scale, self._event_dim = loc, scale, event_dim
+
+    def _args(self):
+        return (self.loc, self.scale, self._event_dim)
 
     @property
-    def event_dim(self) -> int:
+    def event_dim(self):
         return self._event_dim
 
-    @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
+    @property
     def domain(self):
-        if self.event_dim == 0:
-            return constraints.real
-        return constraints.independent(constraints.real, self.event_dim)
+        return constraints.real if not self._event_dim else constraints.independent(constraints.real,
+                                                                                     self._event_dim)
 
-    @constraints.dependent_property(is_discrete=False)
-    # pyrefly: ignore [bad-override]
-    def codomain(self):
-        if self.event_dim == 0:
-            return constraints.real
-        return constraints.independent(constraints.real, self.event_dim)
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return AffineTransform(
-            self.loc, self.scale, self.event_dim, cache_size=cache_size
-        )
-
-    def __eq__(self, other):
-        if not isinstance(other, AffineTransform):
-            return False
-
-        if isinstance(self.loc, _Number) and isinstance(other.loc, _Number):
-            if self.loc != other.loc:
-                return False
-        else:
-            if not (self.loc == other.loc).all().item():  # type: ignore[union-attr]
-                return False
-
-        if isinstance(self.scale, _Number) and isinstance(other.scale, _Number):
-            if self.scale != other.scale:
-                return False
-        else:
-            if not (self.scale == other.scale).all().item():  # type: ignore[union-attr]
-                return False
-
-        return True
+    codomain = domain
 
     @property
-    def sign(self) -> Tensor | int:  # type: ignore[override]
-        if isinstance(self.scale, _Number):
-            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
-        return self.scale.sign()
+    def sign(self):
+        s = self.scale
+        if isinstance(s, torch.Tensor):
+            return s.sign()
+        return (s > 0) - (s < 0)
 
     def _call(self, x):
         return self.loc + self.scale * x
@@ -837,192 +238,94 @@ class AffineTransform(Transform):
         return (y - self.loc) / self.scale
 
     def log_abs_det_jacobian(self, x, y):
-        shape = x.shape
-        scale = self.scale
-        if isinstance(scale, _Number):
-            result = torch.full_like(x, math.log(abs(scale)))
+        s = self.scale
+        if isinstance(s, torch.Tensor):
+            per_element = s.abs().log()
         else:
-            result = torch.abs(scale).log()
-        if self.event_dim:
-            result_size = result.size()[: -self.event_dim] + (-1,)
-            result = result.view(result_size).sum(-1)
-            shape = shape[: -self.event_dim]
-        return result.expand(shape)
+            per_element = torch.full_like(x, math.log(abs(s)))
+        per_element = sum_rightmost(per_element, self._event_dim)
+        return per_element.expand(tuple(x.shape[:x.dim() - self._event_dim]))
 
-    def forward_shape(self, shape):
-        return torch.broadcast_shapes(
-            shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
-        )
+    def _shape(self, shape):
+        return torch.broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
 
-    def inverse_shape(self, shape):
-        return torch.broadcast_shapes(
-            shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
-        )
+    forward_shape = inverse_shape = _shape
 
 
-class CorrCholeskyTransform(Transform):
-    r"""
-    Transforms an unconstrained real vector :math:`x` with length :math:`D*(D-1)/2` into the
-    Cholesky factor of a D-dimension correlation matrix. This Cholesky factor is a lower
-    triangular matrix with positive diagonals and unit Euclidean norm for each row.
-    The transform is processed as follows:
-
-        1. First we convert x into a lower triangular matrix in row order.
-        2. For each row :math:`X_i` of the lower triangular part, we apply a *signed* version of
-           class :class:`StickBreakingTransform` to transform :math:`X_i` into a
-           unit Euclidean length vector using the following steps:
-           - Scales into the interval :math:`(-1, 1)` domain: :math:`r_i = \tanh(X_i)`.
-           - Transforms into an unsigned domain: :math:`z_i = r_i^2`.
-           - Applies :math:`s_i = StickBreakingTransform(z_i)`.
-           - Transforms back into signed domain: :math:`y_i = sign(r_i) * \sqrt{s_i}`.
-    """
-
-    domain = constraints.real_vector
-    codomain = constraints.corr_cholesky
+class PowerTransform(Transform):
+    """y = x ** exponent on the positive reals."""
     bijective = True
+    domain = codomain = constraints.positive
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = broadcast_all(exponent)
+
+    def _args(self):
+        return (self.exponent,)
+
+    @property
+    def sign(self):
+        return self.exponent.sign()
 
     def _call(self, x):
-        x = torch.tanh(x)
-        eps = torch.finfo(x.dtype).eps
-        x = x.clamp(min=-1 + eps, max=1 - eps)
-        r = vec_to_tril_matrix(x, diag=-1)
-        # apply stick-breaking on the squared values
-        # Note that y = sign(r) * sqrt(z * z1m_cumprod)
-        #             = (sign(r) * sqrt(z)) * sqrt(z1m_cumprod) = r * sqrt(z1m_cumprod)
-        z = r**2
-        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
-        # Diagonal elements must be 1.
-        r = r + torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
-        y = r * pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
-        return y
+        return x.pow(self.exponent)
 
     def _inverse(self, y):
-        # inverse stick-breaking
-        # See: https://mc-stan.org/docs/2_18/reference-manual/cholesky-factors-of-correlation-matrices-1.html
-        y_cumsum = 1 - torch.cumsum(y * y, dim=-1)
-        y_cumsum_shifted = pad(y_cumsum[..., :-1], [1, 0], value=1)
-        y_vec = tril_matrix_to_vec(y, diag=-1)
-        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
-        t = y_vec / (y_cumsum_vec).sqrt()
-        # inverse of tanh
-        x = (t.log1p() - t.neg().log1p()) / 2
-        return x
+        return y.pow(1 / self.exponent)
 
-    def log_abs_det_jacobian(self, x, y, intermediates=None):
-        # Because domain and codomain are two spaces with different dimensions, determinant of
-        # Jacobian is not well-defined. We return `log_abs_det_jacobian` of `x` and the
-        # flattened lower triangular part of `y`.
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()  # d x^k / dx = k x^k / x
 
-        # See: https://mc-stan.org/docs/2_18/reference-manual/cholesky-factors-of-correlation-matrices-1.html
-        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
-        # by taking diagonal=-2, we don't need to shift z_cumprod to the right
-        # also works for 2 x 2 matrix
-        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
-        stick_breaking_logdet = 0.5 * (y1m_cumsum_tril).log().sum(-1)
-        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
-        return stick_breaking_logdet + tanh_logdet
+    def _shape(self, shape):
+        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
-    def forward_shape(self, shape):
-        # Reshape from (..., N) to (..., D, D).
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        N = shape[-1]
-        D = round((0.25 + 2 * N) ** 0.5 + 0.5)
-        if D * (D - 1) // 2 != N:
-            raise ValueError("Input is not a flattened lower-diagonal number")
-        return shape[:-1] + (D, D)
-
-    def inverse_shape(self, shape):
-        # Reshape from (..., D, D) to (..., N).
-        if len(shape) < 2:
-            raise ValueError("Too few dimensions on input")
-        if shape[-2] != shape[-1]:
-            raise ValueError("Input is not square")
-        D = shape[-1]
-        N = D * (D - 1) // 2
-        return shape[:-2] + (N,)
+    forward_shape = inverse_shape = _shape
 
 
 class SoftmaxTransform(Transform):
-    r"""
-    Transform from unconstrained space to the simplex via :math:`y = \exp(x)` then
-    normalizing.
-
-    This is not bijective and cannot be used for HMC. However this acts mostly
-    coordinate-wise (except for the final normalization), and thus is
-    appropriate for coordinate-wise optimization algorithms.
-    """
-
+    """Real vectors to the simplex by exp and normalising; the inverse picks the zero-sum-free log."""
     domain = constraints.real_vector
     codomain = constraints.simplex
 
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
     def _call(self, x):
-        logprobs = x
-        probs = (logprobs - logprobs.max(-1, True)[0]).exp()
-        return probs / probs.sum(-1, True)
+        e = (x - x.max(-1, keepdim=True)[0]).exp()
+        return e / e.sum(-1, keepdim=True)
 
     def _inverse(self, y):
-        probs = y
-        return probs.log()
-
-    def forward_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        return shape
-
-    def inverse_shape(self, shape):
-        if len(shape) < 1:
-            raise ValueError("Too few dimensions on input")
-        return shape
+        return y.log()
 
 
 class StickBreakingTransform(Transform):
-    """
-    Transform from unconstrained space to the simplex of one additional
-    dimension via a stick-breaking process.
-
-    This transform arises as an iterated sigmoid transform in a stick-breaking
-    construction of the `Dirichlet` distribution: the first logit is
-    transformed via sigmoid to the first probability and the probability of
-    everything else, and then the process recurses.
-
-    This is bijective and appropriate for use in HMC; however it mixes
-    coordinates together and is less appropriate for optimization.
-    """
-
+    """R^K to the (K+1)-simplex: z_k = sigmoid(x_k - log(K - k)) is the fraction of what remains broken off
+    at step k, y_k = z_k * prod_{j<k} (1 - z_j), the last coordinate takes the rest. The offset makes x = 0
+    the simplex's centre."""
+    bijective = True
     domain = constraints.real_vector
     codomain = constraints.simplex
-    bijective = True
 
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
+    @staticmethod
+    def _shifted(x):
+        k = x.shape[-1]
+        remaining = torch.arange(k, 0, -1, dtype=x.dtype, device=x.device)  # K - k for k = 0..K-1
+        return x - remaining.log()
 
     def _call(self, x):
-        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
-        z = _clipped_sigmoid(x - offset.log())
-        z_cumprod = (1 - z).cumprod(-1)
-        y = pad(z, [0, 1], value=1) * pad(z_cumprod, [1, 0], value=1)
-        return y
+        z = torch.sigmoid(self._shifted(x))
+        left = torch.cumprod(1 - z, -1)  # mass left after each break
+        ones = torch.ones_like(x[..., :1])
+        return torch.cat([z, ones], -1) * torch.cat([ones, left], -1)
 
     def _inverse(self, y):
-        y_crop = y[..., :-1]
-        offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
-        sf = 1 - y_crop.cumsum(-1)
-        # we clamp to make sure that sf is positive which sometimes does not
-        # happen when y[-1] ~ 0 or y[:-1].sum() ~ 1
-        sf = torch.clamp(sf, min=torch.finfo(y.dtype).tiny)
-        x = y_crop.log() - sf.log() + offset.log()
-        return x
+        y_head = y[..., :-1]
+        left = (1 - y_head.cumsum(-1)).clamp(min=torch.finfo(y.dtype).tiny)
+        # z_k = y_k / (y_k + left_k), so logit(z_k) = log y_k - log left_k; then undo the offset
+        return y_head.log() - left.log() - self._shifted(torch.zeros_like(y_head))
 
     def log_abs_det_jacobian(self, x, y):
-        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
-        x = x - offset.log()
-        # use the identity 1 - sigmoid(x) = exp(-x) * sigmoid(x)
-        detJ = (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
-        return detJ
+        # triangular Jacobian: d y_k / d x_k = y_k (1 - z_k), and log(1 - z_k) = logsigmoid(-u_k)
+        u = self._shifted(x)
+        return (y[..., :-1].log() + _F.logsigmoid(-u)).sum(-1)
 
     def forward_shape(self, shape):
         if len(shape) < 1:
@@ -1036,320 +339,261 @@ class StickBreakingTransform(Transform):
 
 
 class LowerCholeskyTransform(Transform):
-    """
-    Transform from unconstrained matrices to lower-triangular matrices with
-    nonnegative diagonal entries.
-
-    This is useful for parameterizing positive definite matrices in terms of
-    their Cholesky factorization.
-    """
-
+    """Square matrices to lower-triangular ones with a positive diagonal (exp of the diagonal)."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
 
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
+    @staticmethod
+    def _map_diagonal(m, fn):
+        return m.tril(-1) + torch.diag_embed(fn(m.diagonal(dim1=-2, dim2=-1)))
 
     def _call(self, x):
-        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+        return self._map_diagonal(x, torch.exp)
 
     def _inverse(self, y):
-        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+        return self._map_diagonal(y, torch.log)
 
 
 class PositiveDefiniteTransform(Transform):
-    """
-    Transform from unconstrained matrices to positive-definite matrices.
-    """
-
+    """Square matrices to positive definite ones: L L^T with L = LowerCholeskyTransform(x)."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
 
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
     def _call(self, x):
-        x = LowerCholeskyTransform()(x)
-        return x @ x.mT
+        chol = LowerCholeskyTransform()(x)
+        return chol @ chol.transpose(-2, -1)
 
     def _inverse(self, y):
-        y = _cholesky(y)
-        return LowerCholeskyTransform().inv(y)
+        return LowerCholeskyTransform().inv(torch.linalg.cholesky(y))
 
 
-class CatTransform(Transform):
-    """
-    Transform functor that applies a sequence of transforms `tseq`
-    component-wise to each submatrix at `dim`, of length `lengths[dim]`,
-    in a way compatible with :func:`torch.cat`.
+class CorrCholeskyTransform(Transform):
+    """Vectors of n(n-1)/2 reals to Cholesky factors of n x n correlation matrices.
 
-    Example::
+    r = tanh(x) fills the strict lower triangle row by row; each row is a stick of unit length broken in
+    order: L_ij = r_ij sqrt(prod_{k<j} (1 - r_ik^2)) for j < i and the diagonal takes what remains, so every
+    row has unit norm. Its log |det| is sum over the strict triangle of log(1 - r^2) (tanh) plus half the log
+    of the remaining length (the break)."""
+    bijective = True
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
 
-       x0 = torch.cat([torch.range(1, 10), torch.range(1, 10)], dim=0)
-       x = torch.cat([x0, x0], dim=0)
-       t0 = CatTransform([ExpTransform(), identity_transform], dim=0, lengths=[10, 10])
-       t = CatTransform([t0, t0], dim=0, lengths=[20, 20])
-       y = t(x)
-    """
+    @staticmethod
+    def _pieces(x):
+        """(r as a matrix with 1 on the diagonal, log(1 - r^2) there (0 elsewhere), its exclusive row cumsum)."""
+        r = vec_to_tril_matrix(torch.tanh(x), diag=-1)
+        n = r.shape[-1]
+        r = r + torch.eye(n, dtype=x.dtype, device=x.device)
+        log_1mr2 = vec_to_tril_matrix(_log_sech2(x), diag=-1)
+        before = log_1mr2.cumsum(-1) - log_1mr2
+        return r, log_1mr2, before
 
-    transforms: list[Transform]
+    def _call(self, x):
+        r, _, before = self._pieces(x)
+        return r * torch.exp(0.5 * before)
 
-    def __init__(
-        self,
-        tseq: Sequence[Transform],
-        dim: int = 0,
-        lengths: Sequence[int] | None = None,
-        cache_size: int = 0,
-    ) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
+    def _inverse(self, y):
+        used = (y * y).cumsum(-1) - y * y  # squared length already taken before each entry
+        r = y / torch.sqrt((1 - used).clamp(min=torch.finfo(y.dtype).tiny))
+        return torch.atanh(tril_matrix_to_vec(r, diag=-1))
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        _, log_1mr2, before = self._pieces(x)
+        strict = tril_matrix_to_vec(log_1mr2 + 0.5 * before, diag=-1)
+        return strict.sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        m = shape[-1]
+        n = round((1 + math.sqrt(1 + 8 * m)) / 2)
+        if n * (n - 1) // 2 != m:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return shape[:-1] + (n, n)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        n = shape[-1]
+        return shape[:-2] + (n * (n - 1) // 2,)
+
+
+# ---------------------------------------------------------------------------
+# transforms built from other transforms or distributions
+
+
+class ComposeTransform(Transform):
+    """parts applied in order; the empty composition is the identity."""
+
+    def __init__(self, parts, cache_size=0):
+        parts = [p.with_cache(cache_size) for p in parts] if cache_size else list(parts)
         super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
-        if lengths is None:
-            lengths = [1] * len(self.transforms)
-        self.lengths = list(lengths)
-        if len(self.lengths) != len(self.transforms):
-            raise AssertionError(
-                f"lengths ({len(self.lengths)}) must match transforms ({len(self.transforms)})"
-            )
-        self.dim = dim
+        self.parts = parts
 
-    @lazy_property
-    def event_dim(self) -> int:  # type: ignore[override]
-        return max(t.event_dim for t in self.transforms)
+    def _args(self):
+        return (self.parts,)
 
-    @lazy_property
-    def length(self) -> int:
-        return sum(self.lengths)
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
-
-    def _call(self, x):
-        if not (-x.dim() <= self.dim < x.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {x.dim()} dimensions"
-            )
-        if x.size(self.dim) != self.length:
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal length {self.length}"
-            )
-        yslices = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            xslice = x.narrow(self.dim, start, length)
-            yslices.append(trans(xslice))
-            start = start + length  # avoid += for jit compat
-        return torch.cat(yslices, dim=self.dim)
-
-    def _inverse(self, y):
-        if not (-y.dim() <= self.dim < y.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {y.dim()} dimensions"
-            )
-        if y.size(self.dim) != self.length:
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal length {self.length}"
-            )
-        xslices = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            yslice = y.narrow(self.dim, start, length)
-            xslices.append(trans.inv(yslice))
-            start = start + length  # avoid += for jit compat
-        return torch.cat(xslices, dim=self.dim)
-
-    def log_abs_det_jacobian(self, x, y):
-        if not (-x.dim() <= self.dim < x.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for x with {x.dim()} dimensions"
-            )
-        if x.size(self.dim) != self.length:
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal length {self.length}"
-            )
-        if not (-y.dim() <= self.dim < y.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for y with {y.dim()} dimensions"
-            )
-        if y.size(self.dim) != self.length:
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal length {self.length}"
-            )
-        logdetjacs = []
-        start = 0
-        for trans, length in zip(self.transforms, self.lengths):
-            xslice = x.narrow(self.dim, start, length)
-            yslice = y.narrow(self.dim, start, length)
-            logdetjac = trans.log_abs_det_jacobian(xslice, yslice)
-            if trans.event_dim < self.event_dim:
-                logdetjac = _sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
-            logdetjacs.append(logdetjac)
-            start = start + length  # avoid += for jit compat
-        # Decide whether to concatenate or sum.
-        dim = self.dim
-        if dim >= 0:
-            dim = dim - x.dim()
-        dim = dim + self.event_dim
-        if dim < 0:
-            return torch.cat(logdetjacs, dim=dim)
-        else:
-            return sum(logdetjacs)
+    def _event_dims(self):
+        """(domain event_dim, codomain event_dim): the most event dimensions any part needs, carried to the
+        input (and then output) coordinates by the parts before it."""
+        need, shift = 0, 0  # shift: input event dims minus the current part's
+        for p in self.parts:
+            need = max(need, p.domain.event_dim + shift)
+            shift += p.domain.event_dim - p.codomain.event_dim
+        return need, need - shift
 
     @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        return all(t.bijective for t in self.transforms)
-
-    @constraints.dependent_property
-    # pyrefly: ignore [bad-override]
     def domain(self):
-        return constraints.cat(
-            [t.domain for t in self.transforms], self.dim, self.lengths
-        )
-
-    @constraints.dependent_property
-    # pyrefly: ignore [bad-override]
-    def codomain(self):
-        return constraints.cat(
-            [t.codomain for t in self.transforms], self.dim, self.lengths
-        )
-
-
-class StackTransform(Transform):
-    """
-    Transform functor that applies a sequence of transforms `tseq`
-    component-wise to each submatrix at `dim`
-    in a way compatible with :func:`torch.stack`.
-
-    Example::
-
-       x = torch.stack([torch.range(1, 10), torch.range(1, 10)], dim=1)
-       t = StackTransform([ExpTransform(), identity_transform], dim=1)
-       y = t(x)
-    """
-
-    transforms: list[Transform]
-
-    def __init__(
-        self, tseq: Sequence[Transform], dim: int = 0, cache_size: int = 0
-    ) -> None:
-        if not all(isinstance(t, Transform) for t in tseq):
-            raise AssertionError("All elements of tseq must be Transform instances")
-        if cache_size:
-            tseq = [t.with_cache(cache_size) for t in tseq]
-        super().__init__(cache_size=cache_size)
-        self.transforms = list(tseq)
-        self.dim = dim
-
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return StackTransform(self.transforms, self.dim, cache_size)
-
-    def _slice(self, z):
-        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
-
-    def _call(self, x):
-        if not (-x.dim() <= self.dim < x.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {x.dim()} dimensions"
-            )
-        if x.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal len(transforms) {len(self.transforms)}"
-            )
-        yslices = []
-        for xslice, trans in zip(self._slice(x), self.transforms):
-            yslices.append(trans(xslice))
-        return torch.stack(yslices, dim=self.dim)
-
-    def _inverse(self, y):
-        if not (-y.dim() <= self.dim < y.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for tensor with {y.dim()} dimensions"
-            )
-        if y.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal len(transforms) {len(self.transforms)}"
-            )
-        xslices = []
-        for yslice, trans in zip(self._slice(y), self.transforms):
-            xslices.append(trans.inv(yslice))
-        return torch.stack(xslices, dim=self.dim)
-
-    def log_abs_det_jacobian(self, x, y):
-        if not (-x.dim() <= self.dim < x.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for x with {x.dim()} dimensions"
-            )
-        if x.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"x.size({self.dim}) = {x.size(self.dim)} must equal len(transforms) {len(self.transforms)}"
-            )
-        if not (-y.dim() <= self.dim < y.dim()):
-            raise AssertionError(
-                f"dim {self.dim} out of range for y with {y.dim()} dimensions"
-            )
-        if y.size(self.dim) != len(self.transforms):
-            raise AssertionError(
-                f"y.size({self.dim}) = {y.size(self.dim)} must equal len(transforms) {len(self.transforms)}"
-            )
-        logdetjacs = []
-        yslices = self._slice(y)
-        xslices = self._slice(x)
-        for xslice, yslice, trans in zip(xslices, yslices, self.transforms):
-            logdetjacs.append(trans.log_abs_det_jacobian(xslice, yslice))
-        return torch.stack(logdetjacs, dim=self.dim)
+        if not self.parts:
+            return constraints.real
+        d, extra = self.parts[0].domain, self._event_dims()[0] - self.parts[0].domain.event_dim
+        return constraints.independent(d, extra) if extra > 0 else d
 
     @property
-    def bijective(self) -> bool:  # type: ignore[override]
-        return all(t.bijective for t in self.transforms)
-
-    @constraints.dependent_property
-    # pyrefly: ignore [bad-override]
-    def domain(self):
-        return constraints.stack([t.domain for t in self.transforms], self.dim)
-
-    @constraints.dependent_property
-    # pyrefly: ignore [bad-override]
     def codomain(self):
-        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+        if not self.parts:
+            return constraints.real
+        c, extra = self.parts[-1].codomain, self._event_dims()[1] - self.parts[-1].codomain.event_dim
+        return constraints.independent(c, extra) if extra > 0 else c
+
+    bijective = property(lambda self: all(p.bijective for p in self.parts))
+    sign = property(lambda self: reduce(operator.mul, (p.sign for p in self.parts), 1))
+
+    def _call(self, x):
+        for p in self.parts:
+            x = p(x)
+        return x
+
+    def _inverse(self, y):
+        for p in reversed(self.parts):
+            y = p.inv(y)
+        return y
+
+    def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return torch.zeros_like(x)
+        points = [x]
+        for p in self.parts[:-1]:
+            points.append(p(points[-1]))
+        points.append(y)
+        total, event_dim = 0, self.domain.event_dim
+        for p, a, b in zip(self.parts, points, points[1:]):
+            total = total + sum_rightmost(p.log_abs_det_jacobian(a, b), event_dim - p.domain.event_dim)
+            event_dim += p.codomain.event_dim - p.domain.event_dim
+        return total
+
+    def forward_shape(self, shape):
+        for p in self.parts:
+            shape = p.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for p in reversed(self.parts):
+            shape = p.inverse_shape(shape)
+        return shape
+
+    def __repr__(self):
+        return "ComposeTransform(\n    " + ",\n    ".join(repr(p) for p in self.parts) + "\n)"
+
+
+identity_transform = ComposeTransform([])
+
+
+class IndependentTransform(Transform):
+    """base_transform with `reinterpreted_batch_ndims` more dimensions in each event."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def _args(self):
+        return (self.base_transform, self.reinterpreted_batch_ndims)
+
+    domain = property(lambda self: constraints.independent(self.base_transform.domain,
+                                                           self.reinterpreted_batch_ndims))
+    codomain = property(lambda self: constraints.independent(self.base_transform.codomain,
+                                                             self.reinterpreted_batch_ndims))
+    bijective = property(lambda self: self.base_transform.bijective)
+    sign = property(lambda self: self.base_transform.sign)
+
+    def _call(self, x):
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+
+class ReshapeTransform(Transform):
+    """Reshapes the rightmost in_shape dimensions to out_shape (volume preserving)."""
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        self.in_shape, self.out_shape = torch.Size(in_shape), torch.Size(out_shape)
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    def _args(self):
+        return (self.in_shape, self.out_shape)
+
+    domain = property(lambda self: constraints.independent(constraints.real, len(self.in_shape)))
+    codomain = property(lambda self: constraints.independent(constraints.real, len(self.out_shape)))
+
+    @staticmethod
+    def _swap(x, old, new):
+        return x.reshape(tuple(x.shape[:x.dim() - len(old)]) + tuple(new))
+
+    def _call(self, x):
+        return self._swap(x, self.in_shape, self.out_shape)
+
+    def _inverse(self, y):
+        return self._swap(y, self.out_shape, self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        return x.new_zeros(tuple(x.shape[:x.dim() - len(self.in_shape)]))
+
+    @staticmethod
+    def _reshaped(shape, old, new):
+        cut = len(shape) - len(old)
+        if cut < 0:
+            raise ValueError("Too few dimensions on input")
+        if tuple(shape[cut:]) != tuple(old):
+            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got {tuple(old)}")
+        return torch.Size(tuple(shape[:cut]) + tuple(new))
+
+    def forward_shape(self, shape):
+        return self._reshaped(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._reshaped(shape, self.out_shape, self.in_shape)
 
 
 class CumulativeDistributionTransform(Transform):
-    """
-    Transform via the cumulative distribution function of a probability distribution.
-
-    Args:
-        distribution (Distribution): Distribution whose cumulative distribution function to use for
-            the transformation.
-
-    Example::
-
-        # Construct a Gaussian copula from a multivariate normal.
-        base_dist = MultivariateNormal(
-            loc=torch.zeros(2),
-            scale_tril=LKJCholesky(2).sample(),
-        )
-        transform = CumulativeDistributionTransform(Normal(0, 1))
-        copula = TransformedDistribution(base_dist, [transform])
-    """
-
+    """y = distribution.cdf(x): a distribution's support to the unit interval."""
     bijective = True
+    sign = 1
     codomain = constraints.unit_interval
-    sign = +1
 
-    def __init__(self, distribution: Distribution, cache_size: int = 0) -> None:
+    def __init__(self, distribution, cache_size=0):
         super().__init__(cache_size=cache_size)
         self.distribution = distribution
 
-    @property
-    def domain(self) -> constraints.Constraint | None:  # type: ignore[override]
-        return self.distribution.support
+    def _args(self):
+        return (self.distribution,)
+
+    domain = property(lambda self: self.distribution.support)
 
     def _call(self, x):
         return self.distribution.cdf(x)
@@ -1360,7 +604,63 @@ class CumulativeDistributionTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
 
-    def with_cache(self, cache_size=1):
-        if self._cache_size == cache_size:
-            return self
-        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+class _Along(Transform):
+    """Transforms applied to pieces of the input along `dim` (stack: its slices; cat: runs of `lengths`)."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.transforms = [t.with_cache(cache_size) for t in tseq] if cache_size else list(tseq)
+        self.dim = dim
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+
+    bijective = property(lambda self: all(t.bijective for t in self.transforms))
+
+    def _map(self, fn, *tensors):
+        pieces = [self._split(t) for t in tensors]
+        return self._join([fn(t, *parts) for t, *parts in zip(self.transforms, *pieces)])
+
+    def _call(self, x):
+        return self._map(lambda t, a: t(a), x)
+
+    def _inverse(self, y):
+        return self._map(lambda t, b: t.inv(b), y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self._map(lambda t, a, b: t.log_abs_det_jacobian(a, b), x, y)
+
+
+class StackTransform(_Along):
+    """The i-th transform on the i-th slice along dim; results stacked back."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        super().__init__(tseq, dim, None, cache_size)
+
+    def _args(self):
+        return (self.transforms, self.dim)
+
+    def _split(self, x):
+        return [x.select(self.dim, i) for i in range(x.shape[self.dim])]
+
+    def _join(self, parts):
+        return torch.stack(parts, self.dim)
+
+    domain = property(lambda self: constraints.stack([t.domain for t in self.transforms], self.dim))
+    codomain = property(lambda self: constraints.stack([t.codomain for t in self.transforms], self.dim))
+
+
+class CatTransform(_Along):
+    """The i-th transform on the i-th run (of lengths[i]) along dim; results concatenated."""
+
+    def _args(self):
+        return (self.transforms, self.dim, self.lengths)
+
+    def _split(self, x):
+        return x.split(self.lengths, self.dim)
+
+    def _join(self, parts):
+        return torch.cat(parts, self.dim)
+
+    domain = property(lambda self: constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths))
+    codomain = property(lambda self: constraints.cat([t.codomain for t in self.transforms], self.dim,
+                                                     self.lengths))

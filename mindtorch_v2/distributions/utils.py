@@ -1,239 +1,104 @@
-from __future__ import annotations
-from collections.abc import Callable, Sequence
-from functools import update_wrapper
-from typing import Any, Final, Generic, overload, TypeVar
-
-import numbers
+"""Helpers shared by the distributions: parameter broadcasting, the probs <-> logits maps, the cached
+property the parameterisations use, and reductions over trailing event dimensions."""
+from numbers import Number
 
 from . import _torch as torch
-from ._torch import nn as _nn
-from ._torch import Tensor
 
-F = _nn.functional
-
-# torch.types' names, for isinstance checks and annotations
-_Number = (bool, int, float)
-Number = numbers.Number
-_size = tuple
-_dtype = object
-Device = object
-SymInt = int
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits",
+           "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 
-def is_tensor_like(value):
-    return isinstance(value, Tensor)
+def _show(x):
+    """x as torch's f-strings show it: a 0-d tensor as its python number."""
+    return x.item() if isinstance(x, torch.Tensor) and x.dim() == 0 else x
 
 
-euler_constant: Final[float] = 0.57721566490153286060  # Euler Mascheroni Constant
-
-__all__ = [
-    "broadcast_all",
-    "logits_to_probs",
-    "clamp_probs",
-    "probs_to_logits",
-    "lazy_property",
-    "tril_matrix_to_vec",
-    "vec_to_tril_matrix",
-]
-
-
-# FIXME: Use (*values: *Ts) -> tuple[Tensor for T in Ts] if Mapping-Type is ever added.
-#   See https://github.com/python/typing/issues/1216#issuecomment-2126153831
-def broadcast_all(*values: Tensor | Number) -> tuple[Tensor, ...]:
-    r"""
-    Given a list of values (possibly containing numbers), returns a list where each
-    value is broadcasted based on the following rules:
-
-    - `torch.*Tensor` instances are broadcasted as per :ref:`broadcasting-semantics`.
-    - Number instances (scalars) are upcast to tensors having
-      the same size and type as the first tensor passed to `values`.  If all the
-      values are scalars, then they are upcasted to scalar Tensors.
-
-    Args:
-        values (list of `Number`, `torch.*Tensor` or objects implementing __torch_function__)
-
-    Raises:
-        ValueError: if any of the values is not a `Number` instance,
-            a `torch.*Tensor` instance, or an instance implementing __torch_function__
-    """
-    if not all(is_tensor_like(v) or isinstance(v, _Number) for v in values):
-        raise ValueError(
-            "Input arguments must all be instances of Number, "
-            "torch.Tensor or objects implementing __torch_function__."
-        )
-    if not all(is_tensor_like(v) for v in values):
-        options: dict[str, Any] = dict(dtype=torch.get_default_dtype())
-        for value in values:
-            if isinstance(value, torch.Tensor):
-                options = dict(dtype=value.dtype, device=value.device)
-                break
-        new_values = [
-            v if is_tensor_like(v) else torch.tensor(v, **options) for v in values
-        ]
-        return torch.broadcast_tensors(*new_values)
-    return torch.broadcast_tensors(*values)
+def broadcast_all(*values):
+    """The values as tensors of one broadcast shape; python numbers take the tensors' dtype (else the default)."""
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    for v in values:
+        if not isinstance(v, (torch.Tensor, Number)):
+            raise ValueError("Input arguments must all be instances of Number, torch.Tensor or objects "
+                             "implementing __torch_function__.")
+    like = tensors[0] if tensors else None
+    dtype = like.dtype if like is not None else torch.get_default_dtype()
+    device = like.device if like is not None else None
+    as_t = [v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=dtype, device=device) for v in values]
+    return tuple(torch.broadcast_tensors(*as_t))
 
 
-def _standard_normal(
-    shape: Sequence[int | SymInt],
-    dtype: _dtype | None,
-    device: Device | None,
-) -> Tensor:
-    return torch.randn(tuple(shape), dtype=dtype, device=device)
+def all_true(valid):
+    """Whether every element of the bool tensor is true. A value traced by torch.func has no readable truth:
+    the check passes there (a batched check would not stop a vmap either)."""
+    try:
+        return bool(valid.all())
+    except TypeError:
+        return True
 
 
-def _cholesky(matrix):
-    """torch.linalg.cholesky(matrix); on meta tensors through cholesky_ex, whose factor has the shape
-    without reading data (mindtorch's cholesky reads the LAPACK info to raise, which a meta tensor has not)."""
+def cholesky(matrix):
+    """The lower Cholesky factor; on meta tensors through cholesky_ex, which needs no data for its shape."""
     if matrix.device.type == "meta":
         return torch.linalg.cholesky_ex(matrix).L
     return torch.linalg.cholesky(matrix)
 
 
-def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
-    r"""
-    Sum out ``dim`` many rightmost dimensions of a given tensor.
-
-    Args:
-        value (Tensor): A tensor of ``.dim()`` at least ``dim``.
-        dim (int): The number of rightmost dims to sum out.
-    """
-    if dim == 0:
-        return value
-    required_shape = value.shape[:-dim] + (-1,)
-    return value.reshape(required_shape).sum(-1)
+def sum_rightmost(value, n):
+    """value summed over its n rightmost dimensions (n <= 0: unchanged)."""
+    return value.reshape(tuple(value.shape[:value.dim() - n]) + (-1,)).sum(-1) if n > 0 else value
 
 
-def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
-    r"""
-    Converts a tensor of logits into probabilities. Note that for the
-    binary case, each value denotes log odds, whereas for the
-    multi-dimensional case, the values along the last dimension denote
-    the log probabilities (possibly unnormalized) of the events.
-    """
-    if is_binary:
-        return torch.sigmoid(logits)
-    return F.softmax(logits, dim=-1)
-
-
-def clamp_probs(probs: Tensor) -> Tensor:
-    """Clamps the probabilities to be in the open interval `(0, 1)`.
-
-    The probabilities would be clamped between `eps` and `1 - eps`,
-    and `eps` would be the smallest representable positive number for the input data type.
-
-    Args:
-        probs (Tensor): A tensor of probabilities.
-
-    Returns:
-        Tensor: The clamped probabilities.
-
-    Examples:
-        >>> probs = torch.tensor([0.0, 0.5, 1.0])
-        >>> clamp_probs(probs)
-        tensor([1.1921e-07, 5.0000e-01, 1.0000e+00])
-
-        >>> probs = torch.tensor([0.0, 0.5, 1.0], dtype=torch.float64)
-        >>> clamp_probs(probs)
-        tensor([2.2204e-16, 5.0000e-01, 1.0000e+00], dtype=torch.float64)
-
-    """
+def clamp_probs(probs):
+    """probs kept inside (0, 1) by the dtype's resolution, so logs and logits stay finite."""
     eps = torch.finfo(probs.dtype).eps
     return probs.clamp(min=eps, max=1 - eps)
 
 
-def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
-    r"""
-    Converts a tensor of probabilities into logits. For the binary case,
-    this denotes the probability of occurrence of the event indexed by `1`.
-    For the multi-dimensional case, the values along the last dimension
-    denote the probabilities of occurrence of each of the events.
-    """
-    ps_clamped = clamp_probs(probs)
-    if is_binary:
-        return torch.log(ps_clamped) - torch.log1p(-ps_clamped)
-    return torch.log(ps_clamped)
+def logits_to_probs(logits, is_binary=False):
+    """Probabilities from log-odds (binary) or unnormalised log-probabilities (categorical)."""
+    return torch.sigmoid(logits) if is_binary else torch.softmax(logits, dim=-1)
 
 
-T = TypeVar("T", contravariant=True)
-R = TypeVar("R", covariant=True)
+def probs_to_logits(probs, is_binary=False):
+    """Log-odds (binary) or log-probabilities (categorical) of probabilities, clamped away from 0 and 1."""
+    p = clamp_probs(probs)
+    return torch.log(p) - torch.log1p(-p) if is_binary else torch.log(p)
 
 
-class lazy_property(Generic[T, R]):
-    r"""
-    Used as a decorator for lazy loading of class attributes. This uses a
-    non-data descriptor that calls the wrapped method to compute the property on
-    first call; thereafter replacing the wrapped method into an instance
-    attribute.
-    """
+class lazy_property:  # noqa: N801 - torch's name
+    """A property computed on first read and then stored on the instance (which shadows it)."""
 
-    def __init__(self, wrapped: Callable[[T], R]) -> None:
-        self.wrapped: Callable[[T], R] = wrapped
-        update_wrapper(self, wrapped)  # type:ignore[arg-type]
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
 
-    @overload
-    def __get__(
-        self, instance: None, obj_type: Any = None
-    ) -> "_lazy_property_and_property[T, R]": ...
-
-    @overload
-    def __get__(self, instance: T, obj_type: Any = None) -> R: ...
-
-    def __get__(
-        self, instance: T | None, obj_type: Any = None
-    ) -> "R | _lazy_property_and_property[T, R]":
-        if instance is None:
-            return _lazy_property_and_property(self.wrapped)
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
         with torch.enable_grad():
-            value = self.wrapped(instance)
-        setattr(instance, self.wrapped.__name__, value)
+            value = self.fn(obj)
+        obj.__dict__[self.fn.__name__] = value
         return value
 
 
-class _lazy_property_and_property(lazy_property[T, R], property):
-    """We want lazy properties to look like multiple things.
-
-    * property when Sphinx autodoc looks
-    * lazy_property when Distribution validate_args looks
-    """
-
-    def __init__(self, wrapped: Callable[[T], R]) -> None:
-        property.__init__(self, wrapped)
+def _tril_positions(n, diag):
+    import numpy as np
+    return np.tril_indices(n, diag)
 
 
-def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
-    r"""
-    Convert a `D x D` matrix or a batch of matrices into a (batched) vector
-    which comprises of lower triangular elements from the matrix in row order.
-    """
-    n = mat.shape[-1]
-    if diag < -n or diag >= n:
-        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
-    arange = torch.arange(n, device=mat.device)
-    tril_mask = arange < arange.view(-1, 1) + (diag + 1)
-    vec = mat[..., tril_mask]
-    return vec
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of mat on and below diagonal `diag`, row by row, as the last dimension."""
+    rows, cols = _tril_positions(mat.shape[-1], diag)
+    return mat[..., torch.tensor(rows), torch.tensor(cols)]
 
 
-def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
-    r"""
-    Convert a vector or a batch of vectors into a batched `D x D`
-    lower triangular matrix containing elements from the vector in row order.
-    """
-    # +ve root of D**2 + (1+2*diag)*D - |diag| * (diag+1) - 2*vec.shape[-1] = 0
-    n = (
-        -(1 + 2 * diag)
-        + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5
-    ) / 2
-    eps = torch.finfo(vec.dtype).eps
-    if round(n) - n > eps:
-        raise ValueError(
-            f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
-            + "the lower triangular part of a square D x D matrix."
-        )
-    n = round(n.item()) if isinstance(n, torch.Tensor) else round(n)
-    mat = vec.new_zeros(vec.shape[:-1] + torch.Size((n, n)))
-    arange = torch.arange(n, device=vec.device)
-    tril_mask = arange < arange.view(-1, 1) + (diag + 1)
-    mat[..., tril_mask] = vec
-    return mat
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of tril_matrix_to_vec: a square matrix with vec below diagonal `diag`, zeros elsewhere."""
+    import math
+    m = vec.shape[-1]
+    n = round((math.sqrt(1 + 8 * m) - 1) / 2) - diag  # m = (n + diag)(n + diag + 1) / 2
+    rows, cols = _tril_positions(n, diag)
+    flat = torch.zeros(tuple(vec.shape[:-1]) + (n * n,), dtype=vec.dtype, device=vec.device)
+    index = torch.tensor(rows * n + cols).expand(tuple(vec.shape))
+    return flat.scatter(-1, index, vec).reshape(tuple(vec.shape[:-1]) + (n, n))
