@@ -81,7 +81,7 @@ def write_out_tuple(name, out, res):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
     written = [write_out(name, o, r) for o, r in zip(out, res)]
-    return type(res)(*written) if hasattr(res, "_fields") else tuple(written)
+    return type(res)(written) if hasattr(type(res), "n_fields") else tuple(written)  # a return_types structseq
 
 
 def write_out(name, out, res):
