@@ -80,13 +80,14 @@ def _arg_skeleton(args, argnums):
     return tuple(_skeleton(args[i]) for i in argnums)
 
 
-def _wrap_fn(func, seen=None):
-    """func on Tensors -> a function on core values (inputs and outputs converted); appends the skeleton of
-    each output to `seen` when given."""
+def _wrap_fn(func, seen=None, args_like=None):
+    """func on Tensors -> a function on core values (inputs and outputs converted); the inputs' dicts are put
+    in the order of `args_like` (the caller's arguments' skeleton), the skeleton of each output is appended
+    to `seen` when given."""
     @functools.wraps(func)
     def on_values(*vals, **kwargs):
         with grad_mode.no_grad():
-            out = func(*_tensors(vals), **kwargs)
+            out = func(*_in_order(_tensors(vals), args_like), **kwargs)
         if seen is not None:
             seen.append(_skeleton(out))
         return _values(out)
@@ -101,7 +102,8 @@ def grad(func, argnums=0, has_aux=False):
     """The gradient of scalar func w.r.t. args[argnums] (torch.func.grad)."""
     def wrapper(*args, **kwargs):
         seen = []
-        res = core.grad(_bind_kwargs(_wrap_fn(func, seen), kwargs), argnums, has_aux)(*_values(args))
+        on_values = _bind_kwargs(_wrap_fn(func, seen, _skeleton(args)), kwargs)
+        res = core.grad(on_values, argnums, has_aux)(*_values(args))
         if has_aux:
             return _in_order(_tensors(res), (_arg_skeleton(args, argnums), _aux_skeleton(seen, True)))
         return _in_order(_tensors(res), _arg_skeleton(args, argnums))
@@ -112,7 +114,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """(gradient, value) of func (torch.func.grad_and_value; with aux: (grad, (value, aux)))."""
     def wrapper(*args, **kwargs):
         seen = []
-        value, g = core.value_and_grad(_bind_kwargs(_wrap_fn(func, seen), kwargs), argnums,
+        value, g = core.value_and_grad(_bind_kwargs(_wrap_fn(func, seen, _skeleton(args)), kwargs), argnums,
                                        has_aux)(*_values(args))
         value = _in_order(_tensors(value), seen[-1] if seen else None)
         return _in_order(_tensors(g), _arg_skeleton(args, argnums)), value
@@ -128,7 +130,7 @@ def _bind_kwargs(fn, kwargs):
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn) [+ aux]; vjp_fn(cotangents) returns a tuple of Tensors."""
     seen = []
-    res = core.vjp(_wrap_fn(func, seen), *_values(primals), has_aux=has_aux)
+    res = core.vjp(_wrap_fn(func, seen, _skeleton(primals)), *_values(primals), has_aux=has_aux)
     out, pull = res[0], res[1]
     out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
     primals_like = _skeleton(tuple(primals))
@@ -145,8 +147,8 @@ def vjp(func, *primals, has_aux=False):
 def jvp(func, primals, tangents, *, has_aux=False):
     """(func(*primals), J tangents) [+ aux] (torch.func.jvp)."""
     seen = []
-    res = core.jvp(_wrap_fn(func, seen), tuple(_values(tuple(primals))), tuple(_values(tuple(tangents))),
-                   has_aux=has_aux)
+    res = core.jvp(_wrap_fn(func, seen, _skeleton(tuple(primals))), tuple(_values(tuple(primals))),
+                   tuple(_values(tuple(tangents))), has_aux=has_aux)
     out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
     likes = (out_like, out_like, _aux_skeleton(seen, has_aux))
     return tuple(_in_order(_tensors(r), like) for r, like in zip(res, likes))
@@ -154,7 +156,7 @@ def jvp(func, primals, tangents, *, has_aux=False):
 
 def _jacobian(transform, func, argnums, has_aux, args, order=1):
     seen = []
-    res = transform(_wrap_fn(func, seen))(*_values(args))
+    res = transform(_wrap_fn(func, seen, _skeleton(args)))(*_values(args))
     out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
     arg_like = _arg_skeleton(args, argnums)
     like = arg_like
@@ -214,7 +216,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
         def on_values(key, *vals):
             with vmap_randomness(randomness, key):
-                return _wrap_fn(func, seen)(*vals, **kwargs)
+                return _wrap_fn(func, seen, _skeleton(args))(*vals, **kwargs)
 
         axes = (key_axis,) + (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(vals))
         out = core.vmap(on_values, in_axes=axes, out_axes=out_dims)(key, *vals)

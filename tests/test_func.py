@@ -621,3 +621,21 @@ def test_jacobians_keep_output_then_input_key_order():
     h = torch.func.hessian(_order_loss)(p)
     assert list(h) == ["b", "a"] and list(h["b"]) == ["b", "a"]
     np.testing.assert_allclose(np.asarray(h["b"]["b"]), 2 * np.eye(2))
+
+
+def test_the_transformed_function_sees_the_callers_key_order():
+    p = _order_params()
+    seen = []
+
+    def loss(p):
+        seen.append(list(p))
+        return _order_loss(p)
+
+    torch.func.grad(loss)(p)
+    torch.func.vmap(loss, in_dims=({"b": 0, "a": None},))({"b": torch.ones(4, 2), "a": torch.ones(3)})
+    torch.func.jacrev(loss)(p)
+    assert seen == [["b", "a"]] * 3
+    # per-sample gradients: vmap over grad keeps the parameter order end to end
+    g = torch.func.vmap(torch.func.grad(lambda p, x: (p["b"].sum() + p["a"].sum()) * x), in_dims=(None, 0))(
+        p, torch.arange(4.0))
+    assert list(g) == ["b", "a"] and g["b"].shape == (4, 2)
