@@ -44,29 +44,80 @@ def _tensors(tree):
     return tree_map(_to_tensor, tree)
 
 
-def _wrap_fn(func):
-    """func on Tensors -> a function on core values (inputs and outputs converted)."""
+# torch.func keeps dicts in insertion order (torch's pytrees); the core's pytrees sort dict keys, as JAX's
+# do. So the results are put back in torch's order: `_skeleton` records a tree's dict key orders (leaves
+# None), `_in_order` rebuilds a result's dicts in the order of such a skeleton.
+
+
+def _skeleton(tree):
+    if isinstance(tree, dict):
+        return {k: _skeleton(v) for k, v in tree.items()}
+    if type(tree) in (list, tuple):
+        return type(tree)(_skeleton(v) for v in tree)
+    return None
+
+
+def _in_order(tree, like):
+    if isinstance(tree, dict) and isinstance(like, dict) and tree.keys() == like.keys():
+        return type(tree)((k, _in_order(tree[k], like[k])) for k in like)
+    if type(tree) in (list, tuple) and type(like) in (list, tuple) and len(tree) == len(like):
+        return type(tree)(_in_order(t, k) for t, k in zip(tree, like))
+    return tree
+
+
+def _graft(like, leaf_like):
+    """The skeleton of `like` with each leaf replaced by `leaf_like` (a Jacobian's layout)."""
+    if isinstance(like, dict):
+        return {k: _graft(v, leaf_like) for k, v in like.items()}
+    if type(like) in (list, tuple):
+        return type(like)(_graft(v, leaf_like) for v in like)
+    return leaf_like
+
+
+def _arg_skeleton(args, argnums):
+    if isinstance(argnums, int):
+        return _skeleton(args[argnums])
+    return tuple(_skeleton(args[i]) for i in argnums)
+
+
+def _wrap_fn(func, seen=None, args_like=None):
+    """func on Tensors -> a function on core values (inputs and outputs converted); the inputs' dicts are put
+    in the order of `args_like` (the caller's arguments' skeleton), the skeleton of each output is appended
+    to `seen` when given."""
     @functools.wraps(func)
     def on_values(*vals, **kwargs):
         with grad_mode.no_grad():
-            out = func(*_tensors(vals), **kwargs)
+            out = func(*_in_order(_tensors(vals), args_like), **kwargs)
+        if seen is not None:
+            seen.append(_skeleton(out))
         return _values(out)
     return on_values
+
+
+def _aux_skeleton(seen, has_aux):
+    return seen[-1][1] if has_aux and seen and type(seen[-1]) in (list, tuple) else None
 
 
 def grad(func, argnums=0, has_aux=False):
     """The gradient of scalar func w.r.t. args[argnums] (torch.func.grad)."""
     def wrapper(*args, **kwargs):
-        res = core.grad(_bind_kwargs(_wrap_fn(func), kwargs), argnums, has_aux)(*_values(args))
-        return _tensors(res)
+        seen = []
+        on_values = _bind_kwargs(_wrap_fn(func, seen, _skeleton(args)), kwargs)
+        res = core.grad(on_values, argnums, has_aux)(*_values(args))
+        if has_aux:
+            return _in_order(_tensors(res), (_arg_skeleton(args, argnums), _aux_skeleton(seen, True)))
+        return _in_order(_tensors(res), _arg_skeleton(args, argnums))
     return wrapper
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
     """(gradient, value) of func (torch.func.grad_and_value; with aux: (grad, (value, aux)))."""
     def wrapper(*args, **kwargs):
-        value, g = core.value_and_grad(_bind_kwargs(_wrap_fn(func), kwargs), argnums, has_aux)(*_values(args))
-        return _tensors(g), _tensors(value)
+        seen = []
+        value, g = core.value_and_grad(_bind_kwargs(_wrap_fn(func, seen, _skeleton(args)), kwargs), argnums,
+                                       has_aux)(*_values(args))
+        value = _in_order(_tensors(value), seen[-1] if seen else None)
+        return _in_order(_tensors(g), _arg_skeleton(args, argnums)), value
     return wrapper
 
 
@@ -78,40 +129,60 @@ def _bind_kwargs(fn, kwargs):
 
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn) [+ aux]; vjp_fn(cotangents) returns a tuple of Tensors."""
-    res = core.vjp(_wrap_fn(func), *_values(primals), has_aux=has_aux)
+    seen = []
+    res = core.vjp(_wrap_fn(func, seen, _skeleton(primals)), *_values(primals), has_aux=has_aux)
     out, pull = res[0], res[1]
+    out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
+    primals_like = _skeleton(tuple(primals))
 
     def vjp_fn(*cotangents):
         ct = cotangents[0] if len(cotangents) == 1 else cotangents
-        return _tensors(tuple(pull(_values(ct))))
+        return _in_order(_tensors(tuple(pull(_values(ct)))), primals_like)
 
     if has_aux:
-        return _tensors(out), vjp_fn, _tensors(res[2])
-    return _tensors(out), vjp_fn
+        return _in_order(_tensors(out), out_like), vjp_fn, _in_order(_tensors(res[2]), _aux_skeleton(seen, True))
+    return _in_order(_tensors(out), out_like), vjp_fn
 
 
 def jvp(func, primals, tangents, *, has_aux=False):
     """(func(*primals), J tangents) [+ aux] (torch.func.jvp)."""
-    res = core.jvp(_wrap_fn(func), tuple(_values(tuple(primals))), tuple(_values(tuple(tangents))),
-                   has_aux=has_aux)
-    return tuple(_tensors(r) for r in res)
+    seen = []
+    res = core.jvp(_wrap_fn(func, seen, _skeleton(tuple(primals))), tuple(_values(tuple(primals))),
+                   tuple(_values(tuple(tangents))), has_aux=has_aux)
+    out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
+    likes = (out_like, out_like, _aux_skeleton(seen, has_aux))
+    return tuple(_in_order(_tensors(r), like) for r, like in zip(res, likes))
+
+
+def _jacobian(transform, func, argnums, has_aux, args, order=1):
+    seen = []
+    res = transform(_wrap_fn(func, seen, _skeleton(args)))(*_values(args))
+    out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
+    arg_like = _arg_skeleton(args, argnums)
+    like = arg_like
+    for _ in range(order - 1):  # a Hessian's blocks: input layout inside input layout
+        like = _graft(arg_like, like)
+    like = _graft(out_like, like)
+    if has_aux:
+        return _in_order(_tensors(res), (like, _aux_skeleton(seen, True)))
+    return _in_order(_tensors(res), like)
 
 
 def jacrev(func, argnums=0, *, has_aux=False):
     def wrapper(*args):
-        return _tensors(core.jacrev(_wrap_fn(func), argnums, has_aux)(*_values(args)))
+        return _jacobian(lambda f: core.jacrev(f, argnums, has_aux), func, argnums, has_aux, args)
     return wrapper
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def wrapper(*args):
-        return _tensors(core.jacfwd(_wrap_fn(func), argnums, has_aux)(*_values(args)))
+        return _jacobian(lambda f: core.jacfwd(f, argnums, has_aux), func, argnums, has_aux, args)
     return wrapper
 
 
 def hessian(func, argnums=0):
     def wrapper(*args):
-        return _tensors(core.hessian(_wrap_fn(func), argnums)(*_values(args)))
+        return _jacobian(lambda f: core.hessian(f, argnums), func, argnums, False, args, order=2)
     return wrapper
 
 
@@ -141,13 +212,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 size = _batch_size(vals, in_axes)
                 key, key_axis = core.random.split(key, size), 0
 
+        seen = []
+
         def on_values(key, *vals):
             with vmap_randomness(randomness, key):
-                return _wrap_fn(func)(*vals, **kwargs)
+                return _wrap_fn(func, seen, _skeleton(args))(*vals, **kwargs)
 
         axes = (key_axis,) + (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(vals))
         out = core.vmap(on_values, in_axes=axes, out_axes=out_dims)(key, *vals)
-        return _tensors(out)
+        return _in_order(_tensors(out), seen[-1] if seen else None)
     return wrapper
 
 

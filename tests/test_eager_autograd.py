@@ -1,4 +1,5 @@
 """Tape autograd on eager Tensors: gradients, graph API, hooks, grad modes, torch's errors, CopySlices."""
+import re
 import threading
 
 import numpy as np
@@ -743,3 +744,23 @@ def test_inference_tensors_follow_pytorchs_rules():
     assert y.tolist() == [3.0, 3.0]
     with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor outside InferenceMode"):
         y.requires_grad_()
+
+
+def test_node_reprs_carry_the_object_address_as_torchs_do():
+    w = torch.randn(2, requires_grad=True)
+    y = (w * 2).sum()
+    assert re.fullmatch(r"<SumBackward0 object at 0x[0-9a-f]+>", repr(y.grad_fn))
+    assert repr(y.grad_fn) == f"<SumBackward0 object at {id(y.grad_fn):#x}>"
+    mul = y.grad_fn.next_functions[0][0]
+    assert re.fullmatch(r"<AccumulateGrad object at 0x[0-9a-f]+>", repr(mul.next_functions[0][0]))
+
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    assert re.fullmatch(r"<[\w.]*TwiceBackward object at 0x[0-9a-f]+>", repr(Twice.apply(w).grad_fn))

@@ -274,6 +274,10 @@ def test_cat_stack():
         torch.stack([torch.zeros(2), torch.zeros(3)])
     with pytest.raises(RuntimeError, match="Tensors must have same number of dimensions"):
         torch.cat([torch.zeros(2, 3), torch.zeros(3)])
+    with pytest.raises(RuntimeError, match=r"zero-dimensional tensor \(at position 1\) cannot be concatenated"):
+        torch.cat([torch.zeros(2), torch.tensor(1.0)])
+    with pytest.raises(RuntimeError, match=r"zero-dimensional tensor \(at position 0\) cannot be concatenated"):
+        torch.cat([torch.tensor(1.0)])
 
 
 def test_split_chunk_unbind_functional_and_method():

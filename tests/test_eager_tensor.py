@@ -685,3 +685,55 @@ def test_new_factories_take_size_as_ints_a_sequence_or_the_size_keyword():
         x.new_ones((2,), size=(3,))
     with pytest.raises(TypeError, match="missing 1 required positional arguments"):
         x.new_zeros()
+
+
+# ---------------------------------------------------------------------------
+# legacy constructors: torch.Tensor(...) and torch.autograd.Variable
+
+
+def test_legacy_tensor_constructor_of_a_tensor_is_an_alias_keeping_its_dtype():
+    src = torch.tensor([1, 2])
+    alias = torch.Tensor(src)
+    assert alias.dtype is torch.int64 and alias.tolist() == [1, 2]
+    alias.add_(10)
+    assert src.tolist() == [11, 12]
+    leaf = torch.randn(3, requires_grad=True)
+    out = torch.Tensor(leaf)
+    assert out.requires_grad and not out.is_leaf and out._base is leaf
+
+
+def test_legacy_tensor_constructor_of_a_size_is_that_shape():
+    assert torch.Tensor(torch.Size([2, 3])).shape == (2, 3)
+    assert torch.Tensor(torch.Size([2, 3])).dtype is torch.float32
+    assert torch.Tensor(3).shape == (3,) and torch.Tensor([]).shape == (0,)
+
+
+def test_variable_returns_a_detached_alias_with_the_requested_requires_grad():
+    from mindtorch_v2.autograd import Variable
+    src = torch.randn(2, 3)
+    v = Variable(src)
+    assert type(v) is torch.Tensor and v is not src and not v.requires_grad and v.grad_fn is None
+    v.mul_(0)
+    assert float(src.abs().sum()) == 0.0  # shares storage
+    w = Variable(src, requires_grad=True)
+    assert w.requires_grad and w.is_leaf
+    y = torch.randn(2, requires_grad=True) * 2
+    vy = Variable(y)
+    assert not vy.requires_grad and vy.is_leaf and vy.grad_fn is None
+    assert Variable(torch.tensor([1, 2])).dtype is torch.int64
+    assert Variable().shape == (0,)
+    assert isinstance(src, Variable) and isinstance(torch.tensor(1), torch.autograd.Variable)
+    assert not isinstance([1], Variable)
+
+
+def test_variable_of_non_tensor_data_raises_type_error():
+    from mindtorch_v2.autograd import Variable
+    with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
+        Variable([1, 2])
+
+
+def test_variable_volatile_warns_and_has_no_effect():
+    from mindtorch_v2.autograd import Variable
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        v = Variable(torch.zeros(2), volatile=True)
+    assert not v.requires_grad

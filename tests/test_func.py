@@ -575,3 +575,67 @@ def test_ensemble_with_stack_module_state_and_vmap_functional_call():
         ref = torch.autograd.grad(m(x).pow(2).sum(), list(m.parameters()))
         for (k, _), gr in zip(m.named_parameters(), ref):
             close(grads[k][i], gr)
+
+
+# ---------------------------------------------------------------------------
+# dict results keep insertion order, as torch's pytrees do (the core's sort keys)
+
+
+def _order_params():
+    return {"b": torch.ones(2), "a": torch.ones(3)}
+
+
+def _order_loss(p):
+    return (p["b"] ** 2).sum() + p["a"].sum()
+
+
+def _order_out(p):
+    return {"q": p["b"] * 1, "c": p["a"] * 1}
+
+
+def test_grad_of_a_dict_keeps_the_input_key_order():
+    p = _order_params()
+    assert list(torch.func.grad(_order_loss)(p)) == ["b", "a"]
+    g, aux = torch.func.grad(lambda p: (_order_loss(p), {"z": torch.ones(1), "y": torch.ones(1)}), has_aux=True)(p)
+    assert list(g) == ["b", "a"] and list(aux) == ["z", "y"]
+    g, value = torch.func.grad_and_value(_order_loss)(p)
+    assert list(g) == ["b", "a"] and float(value) == 5.0
+
+
+def test_vmap_vjp_jvp_results_keep_the_output_key_order():
+    p = _order_params()
+    assert list(torch.func.vmap(lambda x: {"b": x, "a": x})(torch.ones(2))) == ["b", "a"]
+    out, vjp_fn = torch.func.vjp(_order_out, p)
+    assert list(out) == ["q", "c"]
+    assert list(vjp_fn({"q": torch.ones(2), "c": torch.ones(3)})[0]) == ["b", "a"]
+    out, tangent = torch.func.jvp(_order_out, (p,), (p,))
+    assert list(out) == ["q", "c"] and list(tangent) == ["q", "c"]
+
+
+def test_jacobians_keep_output_then_input_key_order():
+    p = _order_params()
+    for jac in (torch.func.jacrev, torch.func.jacfwd):
+        j = jac(_order_out)(p)
+        assert list(j) == ["q", "c"] and list(j["q"]) == ["b", "a"]
+        assert j["q"]["b"].shape == (2, 2) and j["q"]["a"].shape == (2, 3)
+    h = torch.func.hessian(_order_loss)(p)
+    assert list(h) == ["b", "a"] and list(h["b"]) == ["b", "a"]
+    np.testing.assert_allclose(np.asarray(h["b"]["b"]), 2 * np.eye(2))
+
+
+def test_the_transformed_function_sees_the_callers_key_order():
+    p = _order_params()
+    seen = []
+
+    def loss(p):
+        seen.append(list(p))
+        return _order_loss(p)
+
+    torch.func.grad(loss)(p)
+    torch.func.vmap(loss, in_dims=({"b": 0, "a": None},))({"b": torch.ones(4, 2), "a": torch.ones(3)})
+    torch.func.jacrev(loss)(p)
+    assert seen == [["b", "a"]] * 3
+    # per-sample gradients: vmap over grad keeps the parameter order end to end
+    g = torch.func.vmap(torch.func.grad(lambda p, x: (p["b"].sum() + p["a"].sum()) * x), in_dims=(None, 0))(
+        p, torch.arange(4.0))
+    assert list(g) == ["b", "a"] and g["b"].shape == (4, 2)

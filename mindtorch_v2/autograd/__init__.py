@@ -8,5 +8,5 @@ from .function import Function, FunctionCtx, InplaceFunction, once_differentiabl
 # as in torch, the gradcheck function shadows the gradcheck module in this namespace
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 
-Variable = None  # set below: torch.autograd.Variable is Tensor
-from ..eager.tensor import Tensor as Variable  # noqa: E402,F811
+from . import variable  # noqa: F401
+from .variable import Variable  # noqa: F401

@@ -764,6 +764,9 @@ def cat(tensors, dim=0):
     tensors = [_t(x) for x in tensors]
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for k, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated")
     ref = builtins.max(tensors, key=lambda x: x.ndim)
     dtype = _dt.result_type(*tensors) if builtins.any(x.dtype is not ref.dtype for x in tensors) else ref.dtype
     # legacy empty tensors (shape (0,)) take part in the dtype only

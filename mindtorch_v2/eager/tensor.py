@@ -182,7 +182,11 @@ class Tensor:
     __mt_bind__ = staticmethod(tensor_bind)
 
     def __new__(cls, *args, **kwargs):
-        if cls is Tensor and args:  # the legacy constructor: Tensor(data) or Tensor(*size), default dtype
+        if cls is Tensor and args:  # the legacy constructor: Tensor(data), Tensor(*size), Tensor(other)
+            if len(args) == 1 and isinstance(args[0], Tensor):  # an alias of `other`, keeping its dtype
+                return args[0].view_as(args[0])
+            if len(args) == 1 and isinstance(args[0], Size):
+                return Tensor._from_value(core.zeros(tuple(args[0]), dtype=_dt.default_float))
             if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
                 return Tensor._from_value(core.asarray(args[0], dtype=_dt.default_float))
             return Tensor._from_value(core.zeros(tuple(int(a) for a in args), dtype=_dt.default_float))

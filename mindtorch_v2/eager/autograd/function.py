@@ -166,8 +166,8 @@ class BackwardCFunction:
     def name(self):
         return type(self).__name__
 
-    def __repr__(self):
-        return f"<{self.name()} object>"
+    def __repr__(self):  # a Python class: the default object repr, as torch's custom-Function nodes print
+        return object.__repr__(self)
 
     def __getattr__(self, name):
         if name == "ctx" or name.startswith("__"):

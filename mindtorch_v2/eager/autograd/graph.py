@@ -94,7 +94,7 @@ class Node:
         return f"{_camel(self.prim.name)}Backward0"
 
     def __repr__(self):
-        return f"<{self.name()} object>"
+        return f"<{self.name()} object at {id(self):#x}>"
 
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) after this node ran; returns a removable handle."""
@@ -127,7 +127,7 @@ class AccumulateGrad:
         return "AccumulateGrad"
 
     def __repr__(self):
-        return "<AccumulateGrad object>"
+        return f"<AccumulateGrad object at {id(self):#x}>"
 
     add_pre_hook = Node.add_pre_hook
     register_hook = Node.register_hook
