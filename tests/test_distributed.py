@@ -366,7 +366,7 @@ def worker():
     check_collectives(torch, dist, r, n)
     check_barriers(torch, dist, r, n)
     check_ddp(torch, dist, r, n)
-    #CORE check_core(r, n)
+    check_core(r, n)
     dist.barrier()
     dist.destroy_process_group()
     _check(not dist.is_initialized(), "destroy_process_group")
