@@ -61,6 +61,7 @@ class Collective(Primitive):
                 bdims.append(None)
         x, bdim = vals[0], bdims[0]
         if params["axis_name"] == trace.axis_name:
+            self.meta(*args, **params)  # the per-rank shapes' checks and errors (args carry per-rank avals)
             out, out_bdim = self.axis_rule(broadcast_batch(x, bdim, trace.axis_size), **params)
         elif bdim is None:
             return self.bind(x, **params)
