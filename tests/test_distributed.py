@@ -279,6 +279,19 @@ def check_ddp(torch, dist, r, n):
             opt1.step()
         for a, c in zip(model.module.parameters(), single.parameters()):
             _close(a.detach().numpy(), c.detach().numpy(), f"DDP (bucket_cap_mb={cap}) after 30 steps", 1e-12)
+    # a forward without backward is fine; a backward that left a parameter without gradient is reported
+    model = DDP(make())
+    model(X[0, sl])
+    model(X[0, sl]).sum().backward()
+    _check(model.module[0].weight.grad is not None, "backward after two forwards")
+    frozen = make()
+    model = DDP(frozen)
+    (model(X[0, sl]) * 0).sum().backward()  # every parameter gets a gradient: fine
+    with torch.no_grad():
+        model(X[0, sl])
+    h = model(X[0, sl])
+    frozen[0].weight.grad = None
+    (h[:, 0] - h[:, 0]).sum().backward()  # tanh-layer weights reached, all reached: still fine
     # no_sync: two local micro-batches, then a synced one == the three averaged together
     model, single = DDP(make()), make()
     with model.no_sync():
@@ -312,6 +325,14 @@ def check_ddp(torch, dist, r, n):
         def forward(self, x, use_b):
             return self.a(x) + (self.b(x) if use_b else 0)
 
+    model = DDP(TwoHeads())
+    model(torch.ones(2, 3, dtype=torch.float64), False).sum().backward()  # b and never get no gradient
+    try:
+        model(torch.ones(2, 3, dtype=torch.float64), False)
+        _check(False, "an unfinished reduction must be reported at the next forward")
+    except RuntimeError as e:
+        _check("Expected to have finished reduction in the prior iteration" in str(e) and
+               f"rank {r} of world size {n}" in str(e), str(e))
     model = DDP(TwoHeads(), find_unused_parameters=True, static_graph=False)
     x = torch.ones(2, 3, dtype=torch.float64)
     model(x, r == 0).sum().backward()

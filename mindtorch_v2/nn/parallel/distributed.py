@@ -104,6 +104,7 @@ class DistributedDataParallel(Module):
         self._comm_hook = None
         self._comm_state = None
         self._prepared = False
+        self._hooked = False
         with grad_mode.no_grad():
             for t in list(module.parameters()) + list(module.buffers()):
                 dist.broadcast(t, src=pg._ranks[0], group=pg)
@@ -141,6 +142,7 @@ class DistributedDataParallel(Module):
             if p.grad is not None:
                 contrib = contrib + p.grad.detach().numpy()
             b.slots[id(p)] = contrib
+            self._hooked = True
             self._launch_ready()
             return Tensor._from_value(_zeros_value(g))
         return hook
@@ -189,7 +191,9 @@ class DistributedDataParallel(Module):
     # -- forward ---------------------------------------------------------------------------------------
 
     def forward(self, *inputs, **kwargs):
-        if self._prepared:
+        # a forward without backward (evaluation under grad mode) is fine; a backward that reached some
+        # parameters but not all is what PyTorch reports
+        if self._prepared and self._hooked:
             raise RuntimeError(
                 "Expected to have finished reduction in the prior iteration before starting a new one. This error "
                 "indicates that your module has parameters that were not used in producing loss. You can enable "
@@ -211,6 +215,7 @@ class DistributedDataParallel(Module):
             b.slots = {}
             b.pending = None
         self._next = 0
+        self._hooked = False
         self._unused_everywhere = set()
         if self.find_unused_parameters:
             used = _reached_leaves(out)
