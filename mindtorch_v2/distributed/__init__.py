@@ -4,6 +4,9 @@
     dist.init_process_group("gloo")       # "mpi" or "gloo"; rank and size come from the MPI job
     dist.all_reduce(t)                    # in place, through the eager write point (views and versions follow)
 
+DeviceMesh, DTensor (torch.distributed.tensor: layout and data movement, no arithmetic) and the functional
+collectives sit on the same groups.
+
 is_available() is True when mpi4py imports (pip install 'mindtorch_v2[distributed]' brings mpi4py and the
 mpich wheel). DistributedDataParallel is nn.parallel.DistributedDataParallel.
 """
@@ -18,4 +21,6 @@ from .distributed_c10d import (Backend, DistBackendError, DistError, GroupMember
                                new_subgroups, recv, reduce, reduce_scatter, reduce_scatter_tensor, scatter,
                                scatter_object_list, send)
 
-__all__ = list(distributed_c10d.__all__)
+from .device_mesh import DeviceMesh, init_device_mesh
+
+__all__ = list(distributed_c10d.__all__) + ["DeviceMesh", "init_device_mesh"]
