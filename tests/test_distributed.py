@@ -376,6 +376,178 @@ def check_core(r, n):
     _close(np.asarray(mine[1]), np.asarray(virtual[1])[r], "core collectives: spmd grad == vmap grad", 1e-12)
 
 
+def check_dtensor(torch, dist, r, n):
+    """DeviceMesh, DTensor and the functional collectives against NumPy; fully_shard against one process."""
+    from mindtorch_v2.distributed import _functional_collectives as fc
+    from mindtorch_v2.distributed.device_mesh import DeviceMesh, init_device_mesh
+    from mindtorch_v2.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
+    from mindtorch_v2.distributed.tensor._utils import compute_local_shape_and_global_offset
+    from mindtorch_v2.distributed.tensor.placement_types import _StridedShard
+
+    mesh = init_device_mesh("cpu", (n,), mesh_dim_names=("dp",))
+    _check((mesh.shape, mesh.ndim, mesh.size(), mesh.size(0), mesh.get_rank(), mesh.get_local_rank(),
+            mesh.get_coordinate(), mesh.mesh.tolist(), mesh.device_type) ==
+           ((n,), 1, n, n, r, r, [r], list(range(n)), "cpu"), f"1-d mesh {mesh}")
+    _check(mesh["dp"] == mesh and dist.get_process_group_ranks(mesh.get_group("dp")) == list(range(n)), "mesh['dp']")
+    try:
+        init_device_mesh("cuda", (n,))
+        _check(False, "a cuda mesh should raise")
+    except AssertionError as e:
+        _check("Torch not compiled with CUDA enabled" in str(e), str(e))
+    try:
+        mesh["tp"]
+        _check(False, "an unknown dim name should raise")
+    except KeyError:
+        pass
+    # global x (5 rows: uneven over 2 and 4 ranks), the same on every rank
+    x = np.arange(35.0).reshape(5, 7)
+    chunks = lambda a, k, d: [a[tuple(slice(None) if j != d else slice(*_bounds(a.shape[d], k, i))  # noqa: E731
+                                      for j in range(a.ndim))] for i in range(k)]
+    for pl, d in ((Shard(0), 0), (Shard(1), 1), (Shard(-1), 1)):
+        dt = distribute_tensor(torch.tensor(x), mesh, [pl])
+        _check(isinstance(dt, DTensor) and not isinstance(dt, torch.Tensor) and dt.placements == (Shard(d),),
+               "distribute_tensor placements")
+        _close(dt.to_local().numpy(), chunks(x, n, d)[r], f"distribute_tensor {pl} local")
+        _check(tuple(dt.shape) == (5, 7) and dt.size(1) == 7 and dt.dtype == torch.float64, "DTensor shape/dtype")
+        _close(dt.full_tensor().numpy(), x, f"full_tensor of {pl}")
+        shape, offset = compute_local_shape_and_global_offset(dt.shape, mesh, dt.placements)
+        _check(shape == tuple(dt.to_local().shape), f"local shape {shape}")
+        other = dt.redistribute(mesh, [Shard(1 - d)])
+        _close(other.to_local().numpy(), chunks(x, n, 1 - d)[r], f"redistribute {pl} -> Shard({1 - d})")
+        _close(dt.redistribute(mesh, [Replicate()]).to_local().numpy(), x, f"redistribute {pl} -> Replicate")
+    # src_data_rank: rank 0's data is what gets distributed; None: each rank's own
+    mine = torch.tensor(x + 100 * r)
+    _close(distribute_tensor(mine, mesh, [Replicate()]).to_local().numpy(), x, "distribute from rank 0")
+    _close(distribute_tensor(mine, mesh, [Replicate()], src_data_rank=None).to_local().numpy(), x + 100 * r,
+           "src_data_rank=None")
+    # Partial: from_local of per-rank parts; full_tensor and redistribute reduce them
+    part = torch.tensor(x * (r + 1))
+    total = x * sum(range(1, n + 1))
+    p = DTensor.from_local(part, mesh, [Partial()])
+    _check(p.to_local() is part and tuple(p.shape) == (5, 7), "from_local keeps the local tensor")
+    _close(p.full_tensor().numpy(), total, "full_tensor of Partial(sum)", 1e-12)
+    _close(p.redistribute(mesh, [Shard(0)]).to_local().numpy(), chunks(total, n, 0)[r], "Partial -> Shard", 1e-12)
+    _close(DTensor.from_local(part, mesh, [Partial("max")]).full_tensor().numpy(), x * n, "Partial(max)")
+    _close(DTensor.from_local(part, mesh, [Partial("avg")]).full_tensor().numpy(), total / n, "Partial(avg)", 1e-12)
+    _close(distribute_tensor(torch.tensor(x), mesh, [Partial()]).full_tensor().numpy(), x, "distribute Partial", 1e-12)
+    try:
+        distribute_tensor(torch.tensor(x), mesh, [Replicate()]).redistribute(mesh, [Partial()])
+        _check(False, "redistribute to Partial should raise")
+    except RuntimeError as e:
+        _check("redistributing to Partial is for internal use only" in str(e), str(e))
+    # from_local infers the global shape from even shards; run_check broadcasts replicated data
+    ev = DTensor.from_local(torch.tensor(x[:1] + r), mesh, [Shard(0)])
+    _check(tuple(ev.shape) == (n, 7) and ev.stride() == (7, 1), f"from_local shape {ev.shape}")
+    _close(ev.full_tensor().numpy(), np.concatenate([x[:1] + k for k in range(n)]), "from_local Shard(0)")
+    _close(DTensor.from_local(torch.tensor(x + r), mesh, [Replicate()], run_check=True).to_local().numpy(), x,
+           "run_check broadcast")
+    # no arithmetic: a TypeError naming DTensor
+    for bad in (lambda: p + 1, lambda: torch.add(p, 1), lambda: torch.matmul(torch.tensor(x).t(), p)):
+        try:
+            bad()
+            _check(False, "torch ops on a DTensor should raise")
+        except TypeError as e:
+            _check("DTensor" in str(e), str(e))
+    # a 2-d mesh
+    if n % 2 == 0:
+        m2 = init_device_mesh("cpu", (2, n // 2), mesh_dim_names=("dp", "tp"))
+        row, col = divmod(r, n // 2)
+        _check(m2.get_coordinate() == [row, col] and m2.get_local_rank("tp") == col, "2-d coordinate")
+        _check(dist.get_process_group_ranks(m2.get_group("tp")) == [row * (n // 2) + k for k in range(n // 2)]
+               and dist.get_process_group_ranks(m2["dp"].get_group()) == [k * (n // 2) + col for k in range(2)],
+               "2-d mesh groups")
+        y = np.arange(9.0 * 4).reshape(9, 4)
+        for pls in ([Shard(0), Shard(1)], [Shard(0), Shard(0)], [Replicate(), Shard(1)],
+                    [Shard(0), _StridedShard(0, split_factor=2)], [_StridedShard(0, split_factor=2), Shard(0)]):
+            dt = distribute_tensor(torch.tensor(y), m2, pls)
+            shape, offset = compute_local_shape_and_global_offset((9, 4), m2, dt.placements)
+            local = dt.to_local().numpy()
+            _check(local.shape == shape, f"2-d {pls}: {local.shape} != {shape}")
+            if local.size:
+                _check(local.flat[0] == y[offset], f"2-d {pls}: offset {offset}")
+            if not any(isinstance(q, _StridedShard) for q in pls) and local.size:
+                _close(local, y[offset[0]:offset[0] + shape[0], offset[1]:offset[1] + shape[1]], f"2-d {pls}")
+            _close(dt.full_tensor().numpy(), y, f"2-d full_tensor {pls}")
+            _close(dt.redistribute(m2, [Shard(1), Replicate()]).full_tensor().numpy(), y, f"2-d redistribute {pls}")
+        sub = DeviceMesh("cpu", [[k * (n // 2) + c for c in range(n // 2)] for k in range(2)], mesh_dim_names=("a", "b"))
+        _check(sub == DeviceMesh("cpu", m2.mesh, mesh_dim_names=("a", "b")) and sub != m2, "DeviceMesh from a tensor")
+    # functional collectives: new tensors, the input untouched
+    t = torch.tensor(x[:2] * (r + 1))
+    _close(fc.all_reduce(t, "sum", mesh).numpy(), x[:2] * sum(range(1, n + 1)), "fc.all_reduce", 1e-12)
+    _close(t.numpy(), x[:2] * (r + 1), "fc.all_reduce leaves its input")
+    _close(fc.all_gather_tensor(t, 1, (mesh, 0)).numpy(), np.concatenate([x[:2] * (k + 1) for k in range(n)], 1),
+           "fc.all_gather_tensor")
+    blocks = torch.tensor(np.arange(2.0 * n * 3).reshape(2 * n, 3) + r)
+    want = sum(np.arange(2.0 * n * 3).reshape(2 * n, 3) + k for k in range(n))[2 * r:2 * r + 2]
+    _close(fc.wait_tensor(fc.reduce_scatter_tensor(blocks, "sum", 0, dist.group.WORLD)).numpy(), want,
+           "fc.reduce_scatter_tensor", 1e-12)
+    a2a = fc.all_to_all_single(torch.tensor(np.full((n, 2), float(r))), None, None, mesh)
+    _close(a2a.numpy(), np.repeat(np.arange(n, dtype=float)[:, None], 2, 1), "fc.all_to_all_single")
+    w = torch.tensor(np.arange(n * 2.0).reshape(n, 2) + 10 * r, requires_grad=True)
+    out = fc.all_to_all_single_autograd(w, None, None, mesh)
+    (out * torch.tensor(np.arange(n * 2.0).reshape(n, 2) + 100 * r)).sum().backward()
+    # d/dw: row j of w went to rank j as its row r; rank j weights it by (coefficient row r) + 100 j
+    _close(w.grad.numpy(), np.stack([np.arange(2.0) + 2 * r + 100 * j for j in range(n)]), "a2a autograd", 1e-12)
+    check_fsdp(torch, dist, r, n, mesh)
+
+
+def check_fsdp(torch, dist, r, n, mesh):
+    from mindtorch_v2 import nn
+    from mindtorch_v2.distributed.fsdp import FSDPModule, FullyShardedDataParallel, MixedPrecisionPolicy, fully_shard
+
+    def make():
+        torch.manual_seed(3)
+        return nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 3)).double()
+
+    rng = np.random.default_rng(1)
+    B = 8
+    X = torch.from_numpy(rng.standard_normal((5, B, 5)))
+    Y = torch.from_numpy(rng.standard_normal((5, B, 3)))
+    sl = slice(r * (B // n), (r + 1) * (B // n))
+    for wrap in ("fully_shard", "FSDP1"):
+        model, single = make(), make()
+        if wrap == "fully_shard":
+            fully_shard(model[0], mesh=mesh)
+            fully_shard(model, mesh=mesh)
+            _check(isinstance(model, FSDPModule) and type(model).__name__ == "FSDPSequential", "FSDP class")
+            _check(tuple(model[0].weight.shape) == (len(range(7)[slice(*_bounds(7, n, r))]), 5), "a dim-0 shard")
+        else:
+            model = FullyShardedDataParallel(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        opt1 = torch.optim.SGD(single.parameters(), lr=0.1, momentum=0.9)
+        for step in range(5):
+            opt.zero_grad()
+            opt1.zero_grad()
+            ((model(X[step, sl]) - Y[step, sl]) ** 2).mean().backward()
+            opt.step()
+            ((single(X[step]) - Y[step]) ** 2).mean().backward()
+            opt1.step()
+        for (name, a), c in zip(model.named_parameters(), single.parameters()):
+            d = a.placements[0].dim
+            full = np.concatenate(_every_ranks_shard(a, mesh), axis=d)
+            _close(full, c.detach().numpy(), f"{wrap} == one process after 5 steps ({name})", 1e-12)
+    # mixed precision: forward in float32, shards stay float64
+    model = make()
+    fully_shard(model, mesh=mesh, mp_policy=MixedPrecisionPolicy(param_dtype=torch.float32))
+    out = model(X[0, sl])
+    _check(out.dtype == torch.float32 and model[0].weight.dtype == torch.float64, "mp_policy param_dtype")
+    out.sum().backward()
+    _check(model[0].weight.grad.dtype == torch.float64, "grads in the shard's dtype")
+
+
+def _every_ranks_shard(shard, mesh):
+    """The shards of every rank (uneven and empty ones included), through all_gather_object."""
+    import mindtorch_v2.distributed as dist
+    pieces = [None] * mesh.size()
+    dist.all_gather_object(pieces, shard.detach().numpy())
+    return pieces
+
+
+def _bounds(size, k, i):
+    c = -(-size // k)
+    return min(size, c * i), min(size, c * (i + 1))
+
+
 def worker():
     import mindtorch_v2 as torch
     import mindtorch_v2.distributed as dist
@@ -388,6 +560,7 @@ def worker():
     check_barriers(torch, dist, r, n)
     check_ddp(torch, dist, r, n)
     check_core(r, n)
+    check_dtensor(torch, dist, r, n)
     dist.barrier()
     dist.destroy_process_group()
     _check(not dist.is_initialized(), "destroy_process_group")

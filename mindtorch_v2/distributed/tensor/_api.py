@@ -91,7 +91,8 @@ def _group(mesh, mesh_dim):
 def _broadcast(arr, mesh, mesh_dim, src):
     """arr of the rank at coordinate `src` along mesh_dim, on every rank of that dim's group."""
     pg = _group(mesh, mesh_dim)
-    send, back = c10d._world._wire(np.ascontiguousarray(arr), "bcast")
+    send, back = c10d._world._wire(arr, "bcast")
+    send = np.array(send, copy=True)  # a writable buffer: the tensors' values are read-only
     pg._comm.Bcast(send, root=src)
     return c10d._world._back(send, back)
 
