@@ -469,7 +469,8 @@ def check_dtensor(torch, dist, r, n):
                 _close(local, y[offset[0]:offset[0] + shape[0], offset[1]:offset[1] + shape[1]], f"2-d {pls}")
             _close(dt.full_tensor().numpy(), y, f"2-d full_tensor {pls}")
             _close(dt.redistribute(m2, [Shard(1), Replicate()]).full_tensor().numpy(), y, f"2-d redistribute {pls}")
-        sub = DeviceMesh("cpu", [[k * (n // 2) + c for c in range(n // 2)] for k in range(2)], mesh_dim_names=("a", "b"))
+        sub = DeviceMesh("cpu", [[k * (n // 2) + c for c in range(n // 2)] for k in range(2)],
+                         mesh_dim_names=("a", "b"))
         _check(sub == DeviceMesh("cpu", m2.mesh, mesh_dim_names=("a", "b")) and sub != m2, "DeviceMesh from a tensor")
     # functional collectives: new tensors, the input untouched
     t = torch.tensor(x[:2] * (r + 1))
