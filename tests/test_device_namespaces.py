@@ -94,12 +94,16 @@ def test_other_namespaces():
     assert cpu.synchronize() is None
 
 
-def test_distributed_is_a_package_built_without_process_groups():
+def test_distributed_is_available_with_mpi4py_and_needs_a_default_group():
+    import importlib.util
     import mindtorch_v2.distributed as dist
     assert torch.distributed is dist
-    assert dist.is_available() is False
-    assert isinstance(dist.ProcessGroup, type)
-    assert not hasattr(dist, "init_process_group")  # as in PyTorch built with USE_DISTRIBUTED=0
+    assert dist.is_available() is (importlib.util.find_spec("mpi4py") is not None)
+    assert isinstance(dist.ProcessGroup, type) and not dist.is_initialized()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.get_rank()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.all_reduce(torch.ones(2))
 
 
 def test_backend_flags_are_settable_with_torchs_defaults():

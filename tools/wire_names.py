@@ -23,7 +23,7 @@ TARGETS = {
     "mindtorch_v2/core/__init__.py": (
         ".ops.elementwise", ".ops.shape", ".ops.creation", ".ops.reduction", ".ops.scan", ".ops.indexing",
         ".ops.search", ".ops.strided", ".ops.einsum", ".ops.composite", ".ops.conv", ".ops.pool",
-        ".ops.complex", ".ops.layout", ".ops.elementary", ".ops.statistics",
+        ".ops.complex", ".ops.layout", ".ops.elementary", ".ops.statistics", ".ops.collective",
     ),
     "mindtorch_v2/__init__.py": (
         ".eager.creation", ".eager.random_ops", ".eager.ops", ".eager.views", ".eager.math_ops", ".eager.reductions",

@@ -9,7 +9,7 @@ Every public name is imported here by name from the module that defines it: the 
 (ops/<family>.py, each listing its names in `__all__`). `core.random` is a namespace of its
 own (core.random.split is not an array split), as jax.random is.
 """
-from . import dtypes, pytree
+from . import distributed, dtypes, pytree  # distributed: the process world (core.distributed.initialize, spmd)
 from . import array_methods as _array_methods  # noqa: F401  (the Python operators on arrays)
 from . import backends as _backends  # noqa: F401  (registers cpu and, where present, npu)
 from .api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
@@ -97,5 +97,9 @@ from .ops.elementary import (  # noqa: F401,A004
 from .ops.statistics import (  # noqa: F401,A004
     argmode_p, nansum, nanmean, median, nanmedian, quantile, nanquantile, median_low, nanmedian_low,
     kthvalue, mode, histc, bincount,
+)
+from .ops.collective import (  # noqa: F401,A004
+    psum_p, pmax_p, pmin_p, all_gather_p, psum_scatter_p, all_to_all_p, ppermute_p, axis_index_p, psum,
+    pmean, pmax, pmin, all_gather, psum_scatter, all_to_all, ppermute, axis_index,
 )
 # <<< end of generated names

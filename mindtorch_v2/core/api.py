@@ -249,8 +249,10 @@ def _as_value(x, what):
         raise TypeError(f"{what}: arguments must be arrays (or numbers), got {type(x).__name__}") from None
 
 
-def vmap(f, in_axes=0, out_axes=0, axis_size=None):
-    """Vectorize f over a batch axis of its arguments (JAX semantics: in_axes/out_axes pytrees, None = unbatched)."""
+def vmap(f, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
+    """Vectorize f over a batch axis of its arguments (JAX semantics: in_axes/out_axes pytrees, None = unbatched).
+    axis_name names the mapped axis for the collectives (psum(x, axis_name), ...): f then runs as on that many
+    virtual ranks."""
     def vmapped(*args):
         leaves, treedef, specs = _flat_axes(in_axes, args, "vmap")
         leaves = [_as_value(x, "vmap") if ax is not None else x for x, (ax, _) in zip(leaves, specs)]
@@ -274,6 +276,8 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None):
         if size is None:
             raise ValueError("vmap: at least one argument must be mapped (or give axis_size)")
         with new_main(BatchTrace) as main:
+            main.trace.axis_name = axis_name
+            main.trace.axis_size = size
             tracers = [x if ax is None else BatchTracer(main, x, ax) for x, ax in zip(leaves, norm_axes)]
             out = f(*tree_unflatten(treedef, tracers))
             out_leaves, out_tree = tree_flatten(out)

@@ -11,7 +11,7 @@ without a rule raises.
     f does sin(x) @ w:  sin's rule maps over val; matmul's rule sees (B, 3) @ (3, 4)
     -> (B, 4) with bdim 0, which vmap returns moved to out_axes.
 """
-from .primitive import Trace, Tracer
+from .primitive import _STACK, Trace, Tracer
 
 class BatchTracer(Tracer):
     __slots__ = ("val", "bdim")
@@ -33,10 +33,19 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    __slots__ = ()
+    # axis_name: the name vmap(axis_name=...) gives the mapped axis, for the collectives (ops/collective.py)
+    __slots__ = ("axis_name", "axis_size")
     transform = "vmap"
 
+    def __init__(self, main):
+        Trace.__init__(self, main)
+        self.axis_name = None
+        self.axis_size = None
+
     def process(self, prim, args, params):
+        if "axis_name" in params and prim.batch is None:
+            # a collective: its rule handles its own axis (even on unbatched values) and any other one
+            return prim.collective_batch(self, args, params)
         main = self.main
         vals, bdims = [], []
         batched = False
@@ -59,3 +68,12 @@ class BatchTrace(Trace):
                 out_bdim = (out_bdim,) * len(out)
             return tuple(BatchTracer(main, o, d) for o, d in zip(out, out_bdim))
         return BatchTracer(main, out, out_bdim)
+
+
+def axis_main(name):
+    """The innermost active vmap whose axis is called `name`, or None."""
+    for main in reversed(_STACK.mains):
+        trace = main.trace
+        if type(trace) is BatchTrace and trace.axis_name == name:
+            return main
+    return None

@@ -2,7 +2,8 @@
 from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
                       random_split)
-from .sampler import (BatchSampler, DistributedSampler, RandomSampler, Sampler, SequentialSampler,
+from .distributed import DistributedSampler
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
                       SubsetRandomSampler, WeightedRandomSampler)
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",

@@ -4,7 +4,6 @@ Random samplers draw from torch's generator API (randperm / randint /
 multinomial with `generator=`), so `torch.manual_seed` or an explicit
 `torch.Generator().manual_seed(s)` makes every order reproducible.
 """
-import math
 
 from ...eager import creation as _creation
 from ...eager import random_ops as _random_ops
@@ -146,51 +145,3 @@ class BatchSampler(Sampler):
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
 
-
-class DistributedSampler(Sampler):
-    """This replica's share of the dataset: every num_replicas-th index from rank on, of a (per-epoch seeded)
-    permutation padded, or cut with drop_last, to a multiple of num_replicas.
-
-    There is no process group here: num_replicas and rank default to 1 and 0 (a one-process world).
-    """
-
-    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
-        num_replicas = 1 if num_replicas is None else num_replicas
-        rank = 0 if rank is None else rank
-        if rank >= num_replicas or rank < 0:
-            raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
-        self.dataset = dataset
-        self.num_replicas = num_replicas
-        self.rank = rank
-        self.epoch = 0
-        self.drop_last = drop_last
-        if drop_last and len(dataset) % num_replicas != 0:
-            self.num_samples = math.ceil((len(dataset) - num_replicas) / num_replicas)
-        else:
-            self.num_samples = math.ceil(len(dataset) / num_replicas)
-        self.total_size = self.num_samples * num_replicas
-        self.shuffle = shuffle
-        self.seed = seed
-
-    def __iter__(self):
-        if self.shuffle:
-            g = _random_ops.Generator().manual_seed(self.seed + self.epoch)
-            indices = _random_ops.randperm(len(self.dataset), generator=g).tolist()
-        else:
-            indices = list(range(len(self.dataset)))
-        if not self.drop_last:
-            padding = self.total_size - len(indices)
-            if padding <= len(indices):
-                indices += indices[:padding]
-            else:
-                indices += (indices * math.ceil(padding / len(indices)))[:padding]
-        else:
-            indices = indices[:self.total_size]
-        return iter(indices[self.rank:self.total_size:self.num_replicas])
-
-    def __len__(self):
-        return self.num_samples
-
-    def set_epoch(self, epoch):
-        """Reseed the shuffle for this epoch (call it before each epoch, as with torch)."""
-        self.epoch = epoch

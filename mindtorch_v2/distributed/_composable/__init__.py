@@ -1,0 +1,1 @@
+"""torch.distributed._composable: the composable APIs (fully_shard lives in ..fsdp)."""
