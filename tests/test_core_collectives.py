@@ -22,7 +22,9 @@ CASES = {
                          lambda xs: np.broadcast_to(xs.reshape(N * 6, 2), (N, N * 6, 2))),
     "psum_scatter": (lambda x: core.psum_scatter(x, "i", scatter_dimension=0, tiled=True),
                      lambda xs: xs.sum(0).reshape(N, 2, 2)),
-    "all_to_all": (lambda x: core.all_to_all(x, "i", 0, 1),
+    "all_to_all_untiled": (lambda x: core.all_to_all(x[:N], "i", 0, 1),  # x[:N]: one row per rank, to a new axis 1
+                           lambda xs: np.stack([np.stack([xs[s, r] for s in range(N)], 1) for r in range(N)])),
+    "all_to_all": (lambda x: core.all_to_all(x, "i", 0, 1, tiled=True),
                    lambda xs: np.stack([np.concatenate([xs[s, 2 * r:2 * r + 2] for s in range(N)], 1)
                                         for r in range(N)])),
     "ppermute": (lambda x: core.ppermute(x, "i", PERM), lambda xs: xs[[2, 0, 1]]),

@@ -25,6 +25,7 @@ from ._family import broadcast_batch
 from .creation import arange, asarray, zeros_like
 from .elementwise import cast, eq, mul, where
 from .indexing import take
+from .shape import expand_dims, squeeze
 from .reduction import max as _max, min as _min, sum as _sum
 from .shape import moveaxis, reshape
 
@@ -337,10 +338,32 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, tiled=False):
                                scatter_dimension=scatter_dimension, tiled=tiled)
 
 
-def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=True):
-    """Chunk j of x's split_axis goes to rank j; the chunks received join along concat_axis, in rank order."""
-    return all_to_all_p.bind(x, axis_name=axis_name, axis_size=_resolve(axis_name, "all_to_all"),
-                             split_axis=split_axis, concat_axis=concat_axis, tiled=tiled)
+def all_to_all(x, axis_name, split_axis, concat_axis, *, tiled=False):
+    """Chunk j of x's split_axis goes to rank j; the chunks received join along concat_axis, in rank order.
+
+    tiled=False (JAX's default): split_axis has exactly one entry per rank and is removed; the received
+    entries form a new axis at position concat_axis of the result. tiled=True: split_axis is cut into
+    equal chunks and the chunks are concatenated along concat_axis (no axis added or removed)."""
+    n = _resolve(axis_name, "all_to_all")
+    if not tiled:
+        x = x if hasattr(x, "shape") else asarray(x)
+        if not (0 <= split_axis < len(x.shape)) or x.shape[split_axis] != n:
+            raise ValueError(f"all_to_all: with tiled=False, split_axis {split_axis} of shape {tuple(x.shape)} must "
+                             f"have the axis size {n}")
+        if not 0 <= concat_axis < len(x.shape):
+            raise ValueError(f"all_to_all: concat_axis {concat_axis} is out of range for the result's "
+                             f"{len(x.shape)} dimensions")
+        if split_axis < concat_axis:  # concat_axis names a position once split_axis is gone
+            concat_axis += 1
+            x = expand_dims(x, concat_axis)
+        elif concat_axis < split_axis:
+            x = expand_dims(x, concat_axis)
+            split_axis += 1
+    out = all_to_all_p.bind(x, axis_name=axis_name, axis_size=n, split_axis=split_axis, concat_axis=concat_axis,
+                            tiled=True)
+    if not tiled and split_axis != concat_axis:
+        out = squeeze(out, split_axis)
+    return out
 
 
 def ppermute(x, axis_name, perm):
