@@ -19,7 +19,7 @@ __all__ = [
     "cast_p", "cast", "stop_gradient_p", "stop_gradient", "copy_p", "copy", "neg_p", "abs_p", "sign_p", "exp_p",
     "expm1_p", "log_p", "log1p_p", "sqrt_p", "rsqrt_p", "sin_p", "cos_p", "tan_p", "tanh_p", "sigmoid_p", "erf_p",
     "floor_p", "ceil_p", "round_p", "reciprocal_p", "logical_not_p", "bitwise_not_p", "neg", "abs", "sign",
-    "floor", "ceil", "round", "logical_not", "bitwise_not", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
+    "floor", "ceil", "round", "logical_not", "bitwise_not", "bitwise_invert", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
     "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal", "add_p", "sub_p", "mul_p", "div_p",
     "floor_divide_p", "remainder_p", "pow_p", "maximum_p", "minimum_p", "eq_p", "ne_p", "lt_p", "le_p", "gt_p",
     "ge_p", "logical_and_p", "logical_or_p", "logical_xor_p", "bitwise_and_p", "bitwise_or_p", "bitwise_xor_p",
@@ -266,6 +266,9 @@ def logical_not(x):
 
 def bitwise_not(x):
     return bitwise_not_p.bind(_family.as_operand(x))
+
+
+bitwise_invert = bitwise_not  # the Array API standard's name
 
 
 _float_unary = _family.float_unary

@@ -19,7 +19,7 @@ from .reduction import any as _any, cumsum, min as _min
 from .shape import broadcast_to, concatenate, moveaxis, reshape, slice_axis
 
 __all__ = [
-    "searchsorted_p", "searchsorted", "digitize", "isin", "unique", "unique_all", "unique_counts",
+    "searchsorted_p", "searchsorted", "nonzero", "digitize", "isin", "unique", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "unique_consecutive",
 ]
 
@@ -271,6 +271,20 @@ def unique_counts(x, *, size=None, fill_value=None):
 def unique_inverse(x, *, size=None, fill_value=None):
     """The Array API's unique_inverse: (values, inverse indices of x's shape)."""
     return unique(x, return_inverse=True, size=size, fill_value=fill_value)
+
+
+def nonzero(x, /):
+    """A tuple of index arrays (int64), one per axis, of x's nonzero entries in row-major order. The
+    result's length depends on the data, so x must be concrete (not a tracer nor a meta array)."""
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        x = asarray(x)
+    if x.ndim == 0:
+        raise ValueError("nonzero: zero-dimensional arrays are not supported (the Array API standard)")
+    if isinstance(x, Tracer) or x.device.type == "meta":
+        raise ValueError("nonzero: the number of nonzero entries depends on the data; it needs a concrete "
+                         "array (use core.where or a fixed-size form under transforms and on meta)")
+    return tuple(asarray(i.astype(np.int64), device=x.device) for i in np.nonzero(np.asarray(x)))
 
 
 def unique_all(x, *, size=None, fill_value=None):
