@@ -240,6 +240,24 @@ def default_for_category(category):
     return _DEFAULT_FOR_CATEGORY[category]
 
 
+def follows_torch(x):
+    """Whether x keeps PyTorch's dtype rules: the eager Tensor (a value whose type takes binds over).
+    Core arrays and tracers follow the Array API standard."""
+    return hasattr(type(x), "__mt_bind__")
+
+
+def sum_dtype(x):
+    """The dtype a sum or product of x accumulates in when none is given: bool and signed integers in
+    int64, unsigned integers in uint64 (the standard's rule; PyTorch's int64 for eager Tensors), others
+    in their own dtype."""
+    d = x.dtype
+    if d.category > INT:
+        return d
+    if d.category == INT and not d.is_signed and not follows_torch(x):
+        return uint64
+    return int64
+
+
 def result_type(*args):
     """The result dtype of arrays, dtypes and Python scalars.
 
@@ -254,7 +272,7 @@ def result_type(*args):
     """
     torch_rules = False
     for x in args:
-        if hasattr(type(x), "__mt_bind__"):
+        if follows_torch(x):
             torch_rules = True
             break
     table, pair = (_PROMOTE, _promote) if torch_rules else (_STANDARD, _promote_standard)

@@ -237,6 +237,7 @@ def roll(x, shift, axis=None):
 def tile(x, reps):
     """x repeated reps[i] times along axis i (reps longer than x.ndim adds leading axes)."""
     reps = tuple(int(r) for r in reps)
+    reps = (1,) * (x.ndim - len(reps)) + reps  # reps shorter than x.ndim repeat the trailing axes
     x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(x.shape))
     # interleave a new axis before each axis, broadcast it to the repeat count, then merge
     inter = []

@@ -263,8 +263,10 @@ def _reduce(prim, x, axis, keepdims):
 
 def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001
     """Sum over `axis` (all by default); bool/int inputs sum to int64, or in `dtype` if given."""
+    x = _family.as_operand(x)
+    if dtype is None and _family.is_arraylike(x) and x.dtype.category == dt.INT and not x.dtype.is_signed:
+        dtype = dt.sum_dtype(x)
     if dtype is not None:
-        x = _family.as_operand(x)
         dtype = dt.canonicalize(dtype)
         if x.dtype.category <= dtype.category:  # accumulate in dtype (ints in int64, which wraps alike)
             x = cast(x, dtype)
@@ -274,9 +276,12 @@ def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001
 
 def prod(x, axis=None, keepdims=False, dtype=None):
     """Product over `axis` (all by default); bool/int inputs multiply in int64, or in `dtype` if given."""
+    x = _family.as_operand(x)
+    if dtype is None and _family.is_arraylike(x) and x.dtype.category == dt.INT and not x.dtype.is_signed:
+        dtype = dt.sum_dtype(x)
     if dtype is not None:
         dtype = dt.canonicalize(dtype)
-        return cast(_reduce(prod_p, cast(_family.as_operand(x), dtype), axis, keepdims), dtype)
+        return cast(_reduce(prod_p, cast(x, dtype), axis, keepdims), dtype)
     return _reduce(prod_p, x, axis, keepdims)
 
 

@@ -164,10 +164,18 @@ def swapaxes(x, a, b):
 
 
 def moveaxis(x, source, destination):
-    src = normalize_axis(source, x.ndim, "moveaxis")
-    dst = normalize_axis(destination, x.ndim, "moveaxis")
-    perm = [i for i in range(x.ndim) if i != src]
-    perm.insert(dst, src)
+    """x with the axes `source` (an int or a tuple) moved to the positions `destination`, the others
+    keeping their order."""
+    src = tuple(normalize_axis(a, x.ndim, "moveaxis") for a in (source if isinstance(source, (tuple, list)) else (source,)))
+    dst = tuple(normalize_axis(a, x.ndim, "moveaxis")
+                for a in (destination if isinstance(destination, (tuple, list)) else (destination,)))
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source} and destination {destination} must have the same length")
+    _family.check_unique_axes("moveaxis", src)
+    _family.check_unique_axes("moveaxis", dst)
+    perm = [i for i in range(x.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
     return transpose(x, perm)
 
 
