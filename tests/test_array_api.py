@@ -306,3 +306,38 @@ def test_grad_and_vmap_of_a_function_written_against_the_namespace():
     np.testing.assert_allclose(npa(g), num, rtol=2e-2, atol=2e-2)
     per_row = xp.vmap(lambda r: _standardize(r[None]))(x)
     np.testing.assert_allclose(npa(per_row), [float(_standardize(x[i:i + 1])) for i in range(2)], rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn with array_api_dispatch=True recognises core arrays (through array_api_compat and
+# __array_namespace__). SciPy reads SCIPY_ARRAY_API when it is first imported, so this runs in a fresh
+# interpreter. (LinearDiscriminantAnalysis and Ridge(solver="svd") write into arrays with __setitem__
+# inside scikit-learn, which immutable arrays refuse, as JAX's do.)
+
+_PCA_SCRIPT = """
+import numpy as np
+from sklearn import config_context
+from sklearn.decomposition import PCA
+from mindtorch_v2 import core
+X = np.random.default_rng(0).normal(size=(40, 5))
+ref = PCA(n_components=3, svd_solver="full").fit(X)
+with config_context(array_api_dispatch=True):
+    pca = PCA(n_components=3, svd_solver="full").fit(core.asarray(X))
+    out = pca.transform(core.asarray(X))
+assert type(out) is core.Array and type(pca.components_) is core.Array, (type(out), type(pca.components_))
+np.testing.assert_allclose(np.asarray(pca.components_), ref.components_, atol=1e-12)
+np.testing.assert_allclose(np.asarray(pca.explained_variance_), ref.explained_variance_, rtol=1e-12)
+np.testing.assert_allclose(np.asarray(out), ref.transform(X), atol=1e-12)
+print("ok")
+"""
+
+
+def test_scikit_learn_pca_fits_core_arrays_as_numpy_ones():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    env = dict(os.environ, SCIPY_ARRAY_API="1",
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "-c", _PCA_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:]
