@@ -211,6 +211,25 @@ def test_argsort_and_sort_take_the_stable_keyword():
     np.testing.assert_array_equal(npa(xp.argsort(x, stable=False)), [1, 3, 0, 2])
 
 
+def test_linalg_results_are_the_standards_named_tuples():
+    a = arr([[2.0, 1.0], [1.0, 3.0]], xp.float64)
+    w, v = xp.linalg.eigh(a)
+    assert xp.linalg.eigh(a).eigenvalues is not None and type(xp.linalg.eigh(a)).__name__ == "EighResult"
+    np.testing.assert_allclose(npa(xp.linalg.eigh(a).eigenvalues), np.linalg.eigvalsh(npa(a)))
+    assert xp.linalg.svd(a).S.shape == (2,) and xp.linalg.qr(a).R.shape == (2, 2)
+    np.testing.assert_allclose(npa(xp.linalg.slogdet(a).logabsdet), np.log(5.0))
+
+
+def test_linalg_edge_cases():
+    assert xp.linalg.pinv(xp.zeros((0, 3))).shape == (3, 0)
+    assert xp.linalg.pinv(xp.zeros((0, 2, 3))).shape == (0, 3, 2)
+    assert np.signbit(npa(xp.linalg.outer(arr([0.0]), arr([-0.0])))).all()  # one product per entry
+    with pytest.raises(ValueError, match="1-D"):
+        xp.linalg.outer(arr([[1.0]]), arr([1.0]))
+    out = xp.linalg.vecdot(arr([200, 100], xp.uint8), arr([1, 2], xp.uint8))
+    assert out.dtype is xp.uint8 and out.item() == 400 % 256
+
+
 # ---------------------------------------------------------------------------
 # array methods: DLPack, devices, complex(), immutability
 
