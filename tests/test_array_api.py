@@ -205,6 +205,16 @@ def test_moveaxis_with_tuples_and_tile_with_fewer_reps():
     assert xp.tile(xp.ones((1, 0)), (1,)).shape == (1, 0)
 
 
+def test_clip_without_bounds_and_the_sign_of_complex_values():
+    x = arr([-2.0, 0.5, 3.0])
+    assert xp.clip(x) is x and x.clip() is x
+    np.testing.assert_array_equal(npa(xp.clip(x, max=1.0)), [-2.0, 0.5, 1.0])
+    with pytest.raises(ValueError, match="at least one"):
+        xp.clamp(x)  # torch's clamp still needs a bound
+    z = arr([3 + 4j, 0j], xp.complex64)
+    np.testing.assert_allclose(npa(xp.sign(z)), [0.6 + 0.8j, 0j], rtol=1e-6)
+
+
 def test_argsort_and_sort_take_the_stable_keyword():
     x = arr([2, 1, 2, 1])
     np.testing.assert_array_equal(npa(xp.argsort(x, stable=True)), [1, 3, 0, 2])

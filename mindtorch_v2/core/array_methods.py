@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from .array import ArrayBase
-from .ops.composite import clamp, mean, std, var
+from .ops.composite import clip, mean, std, var
 from .ops.elementwise import (abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, div, eq, floor_divide,
                               ge, gt, le, lt, mul, ne, neg, pow, remainder, sub)
 from .ops.elementary import left_shift, right_shift
@@ -93,7 +93,7 @@ def _std(a, axis=None, ddof=0, keepdims=False, *, correction=None): return std(a
 def _argmax(a, axis=None, keepdims=False): return argmax(a, axis, keepdims)  # noqa: E704
 def _argmin(a, axis=None, keepdims=False): return argmin(a, axis, keepdims)  # noqa: E704
 def _cumsum(a, axis=None): return cumsum(a, axis)  # noqa: E704
-def _clip(a, min=None, max=None): return clamp(a, min, max)  # noqa: E704,A002
+def _clip(a, min=None, max=None): return clip(a, min, max)  # noqa: E704,A002
 
 
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")

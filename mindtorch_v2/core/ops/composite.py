@@ -148,7 +148,9 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's argument names
     return out
 
 
-clip = clamp
+def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's argument names
+    """The standard's clip: clamp, and x itself when neither bound is given."""
+    return x if min is None and max is None else clamp(x, min, max)
 
 
 def relu(x):

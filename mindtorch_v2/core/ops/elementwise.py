@@ -245,6 +245,12 @@ def abs(x):  # noqa: A001 - the array-API name
 
 
 def sign(x):
+    """-1, 0 or 1 by the sign of x (0 for NaN, as PyTorch); for complex x the unit phase x / |x| (0 at 0),
+    as the Array API standard and torch.sgn define it."""
+    x = _family.as_operand(x)
+    if _family.is_arraylike(x) and x.dtype.category == dt.COMPLEX:
+        a = abs(x)
+        return div(x, cast(where(eq(a, 0.0), 1.0, a), x.dtype))
     return sign_p.bind(x)
 
 
