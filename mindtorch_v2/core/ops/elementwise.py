@@ -130,7 +130,22 @@ neg_p = unary("neg", np.negative, kind="numeric", linear=lambda t: neg(t))
 sign_p = unary("sign", lambda x: np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype) if x.dtype.kind == "f"
                else np.sign(x), kind="real_numeric", zero=True)  # sign(nan) is 0 in torch
 exp_p = unary("exp", _quiet(np.exp), d_out=lambda out: out)
-expm1_p = unary("expm1", _quiet(np.expm1), d_out=lambda out: add(out, 1.0))
+def _expm1_cpu(x):
+    if x.dtype.kind != "c":
+        return np.expm1(x)
+    # NumPy's complex expm1 loses the special values (expm1(inf + 0j) is inf + nan j); this is C99's cexp
+    # minus one: real e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b/2) without cancellation near 0, imaginary
+    # e^a sin b, which is b itself when b is 0 and 0 when a is -inf; +0.0 turns expm1(-0 + 0j) into +0.
+    a, b = x.real, x.imag
+    re = np.expm1(a) * np.cos(b) - 2 * np.sin(b / 2) ** 2
+    re = np.where(a == -np.inf, -1.0, np.where((a == np.inf) & ~np.isfinite(b), np.inf, re)) + 0.0
+    im = np.where(b == 0, b, np.where(a == -np.inf, 0.0, np.exp(a) * np.sin(b)))
+    out = np.empty(x.shape, x.dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+expm1_p = unary("expm1", _quiet(_expm1_cpu), d_out=lambda out: add(out, 1.0))
 log_p = unary("log", _quiet(np.log), d_x=lambda x: reciprocal(x))
 log1p_p = unary("log1p", _quiet(np.log1p), d_x=lambda x: reciprocal(add(x, 1.0)))
 sqrt_p = unary("sqrt", _quiet(np.sqrt), d_out=lambda out: div(0.5, out))
