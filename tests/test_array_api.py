@@ -215,6 +215,12 @@ def test_clip_without_bounds_and_the_sign_of_complex_values():
     np.testing.assert_allclose(npa(xp.sign(z)), [0.6 + 0.8j, 0j], rtol=1e-6)
 
 
+def test_take_along_axis_defaults_to_the_last_axis():
+    x = np.array([[3, 1, 2], [9, 7, 8]])
+    idx = np.array([[2, 0], [1, 1]])
+    np.testing.assert_array_equal(npa(xp.take_along_axis(arr(x), arr(idx))), np.take_along_axis(x, idx, -1))
+
+
 def test_argsort_and_sort_take_the_stable_keyword():
     x = arr([2, 1, 2, 1])
     np.testing.assert_array_equal(npa(xp.argsort(x, stable=True)), [1, 3, 0, 2])

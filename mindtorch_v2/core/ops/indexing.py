@@ -296,8 +296,9 @@ def gather(x, axis, indices):
     return gather_p.bind(x, idx, axis=axis)
 
 
-def take_along_axis(x, indices, axis):
-    """NumPy's take_along_axis: gather with indices broadcast against x."""
+def take_along_axis(x, indices, axis=-1):
+    """NumPy's take_along_axis: gather with indices broadcast against x (along the last axis by default, as the
+    standard's)."""
     x, idx, axis = _gather_args("take_along_axis", x, axis, indices)
     shape = tuple(i if d == axis else builtins.max(i, s) for d, (i, s) in enumerate(zip(idx.shape, x.shape)))
     return gather_p.bind(x, broadcast_to(idx, shape), axis=axis)
