@@ -265,7 +265,8 @@ def sign(x):
     x = _family.as_operand(x)
     if _family.is_arraylike(x) and x.dtype.category == dt.COMPLEX:
         a = abs(x)
-        return div(x, cast(where(eq(a, 0.0), 1.0, a), x.dtype))
+        zero = eq(a, 0.0)  # 0 (never -0) there
+        return where(zero, 0.0, div(x, cast(where(zero, 1.0, a), x.dtype)))
     return sign_p.bind(x)
 
 
