@@ -236,12 +236,21 @@ def test_linalg_results_are_the_standards_named_tuples():
     np.testing.assert_allclose(npa(xp.linalg.slogdet(a).logabsdet), np.log(5.0))
 
 
+def test_array_tolerances_broadcast_against_the_batch_shape():
+    a = np.random.default_rng(0).normal(size=(2, 3, 3))
+    a[1, :, 2] = a[1, :, 0]
+    rtol = np.array([1e-6, 1e-6])
+    np.testing.assert_array_equal(npa(xp.linalg.matrix_rank(arr(a), rtol=arr(rtol))), [3, 2])
+    np.testing.assert_allclose(npa(xp.linalg.pinv(arr(a), rtol=arr(rtol))), np.linalg.pinv(a, rtol=rtol), atol=1e-8)
+
+
 def test_linalg_edge_cases():
     assert xp.linalg.pinv(xp.zeros((0, 3))).shape == (3, 0)
     assert xp.linalg.pinv(xp.zeros((0, 2, 3))).shape == (0, 3, 2)
     assert np.signbit(npa(xp.linalg.outer(arr([0.0]), arr([-0.0])))).all()  # one product per entry
     with pytest.raises(ValueError, match="1-D"):
         xp.linalg.outer(arr([[1.0]]), arr([1.0]))
+    assert xp.linalg.matrix_rank(xp.zeros((0, 2, 3)), rtol=xp.zeros((0,))).shape == (0,)
     out = xp.linalg.vecdot(arr([200, 100], xp.uint8), arr([1, 2], xp.uint8))
     assert out.dtype is xp.uint8 and out.item() == 400 % 256
 

@@ -278,6 +278,10 @@ def _default_rtol(a, atol_given):
 
 
 def _tolerance(S_max, atol, rtol, a):
+    # array tolerances broadcast against the stack's batch shape a.shape[:-2] (the standard's and torch's),
+    # so they get the trailing axis S_max keeps
+    atol = expand_dims(atol, -1) if _family.is_arraylike(atol) else atol
+    rtol = expand_dims(rtol, -1) if _family.is_arraylike(rtol) else rtol
     if rtol is None:
         rtol = _default_rtol(a, atol is not None and not (isinstance(atol, (int, float)) and atol == 0))
     tol = mul(S_max, rtol)
@@ -308,7 +312,7 @@ def matrix_rank(a, *, atol=None, rtol=None, hermitian=False):
     """The number of singular values above max(atol, rtol * largest), as int64."""
     a = _float_operand(a)
     S = abs(eigh_p.bind(a)[0]) if hermitian else svd_p.bind(a, full_matrices=False)[1]
-    if S.shape[-1] == 0:
+    if _family.prod(S.shape) == 0:  # no singular values (or an empty stack): rank 0 each
         return sum(cast(S, dt.int64), -1)
     return sum(cast(gt(S, _tolerance(max(S, -1, keepdims=True), atol, rtol, a)), dt.int64), -1)
 
