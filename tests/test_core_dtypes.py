@@ -1,4 +1,4 @@
-"""dtypes and PyTorch's type promotion in the functional core."""
+"""dtypes and the type promotion of the functional core (the Array API standard's, Python scalars weak)."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -32,15 +32,16 @@ def arr(data, dtype=None):
     (lambda: arr([True]) + arr([True]), core.bool_),
     (lambda: arr([1], core.int64) + arr([1.0], core.float16), core.float16),
     (lambda: arr([1.0], core.float16) + arr([1.0], core.float32), core.float32),
-    # zero-dim arrays: only a higher category than the dimensioned operands wins
+    # zero-dim core arrays are arrays like any other (the Array API standard, JAX); PyTorch's weaker
+    # zero-dim tier is the eager Tensor's (tests/test_vs_torch_dtypes.py)
     (lambda: arr(1.0, core.float64) + arr([1, 2]), core.float64),
-    (lambda: arr([1.0]) + arr(1.0, core.float64), core.float32),
-    (lambda: arr([1], core.int32) + arr(1, core.int64), core.int32),
+    (lambda: arr([1.0]) + arr(1.0, core.float64), core.float64),
+    (lambda: arr([1], core.int32) + arr(1, core.int64), core.int64),
     (lambda: arr([1], core.int32) + arr(1.0, core.float64), core.float64),
     (lambda: arr(1, core.int32) + arr(1, core.int64), core.int64),
     (lambda: arr(1) + 2.5, core.float32),
 ])
-def test_binary_op_result_dtype_follows_pytorch_promotion(make, expected):
+def test_binary_op_result_dtype_follows_the_core_promotion(make, expected):
     assert make().dtype is expected
 
 

@@ -3,13 +3,18 @@
 The face of the core, as JAX's array_methods.py: each is a real function below, written with the
 op families, set on ArrayBase (shared by Arrays and every tracer type) by the one table at the end.
 """
+import sys
+
+import numpy as np
+
 from .array import ArrayBase
-from .ops.composite import clamp, mean, std, var
+from .ops.composite import clip, mean, std, var
 from .ops.elementwise import (abs, add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, cast, div, eq, floor_divide,
                               ge, gt, le, lt, mul, ne, neg, pow, remainder, sub)
 from .ops.elementary import left_shift, right_shift
 from .ops.elementwise import conj, imag, real
-from .ops.indexing import getitem
+from .ops.creation import to_device
+from .ops.indexing import at_update, getitem
 from .ops.linalg import matmul
 from .ops.reduction import all, any, argmax, argmin, cumsum, max, min, prod, sum
 from .ops.shape import reshape, squeeze, swapaxes, transpose
@@ -73,7 +78,7 @@ def _conj(a): return conj(a)  # noqa: E704
 
 def _reshape(a, *shape): return reshape(a, _shape_args(shape))  # noqa: E704
 def _transpose(a, *axes): return transpose(a, _shape_args(axes) if axes else None)  # noqa: E704
-def _astype(a, dtype): return cast(a, dtype)  # noqa: E704
+def _astype(a, dtype, *, copy=True, device=None): return cast(a, dtype) if device is None else cast(to_device(a, device), dtype)  # noqa: E704,E501
 def _ravel(a): return reshape(a, (-1,))  # noqa: E704
 def _squeeze(a, axis=None): return squeeze(a, axis)  # noqa: E704
 def _sum(a, axis=None, keepdims=False): return sum(a, axis, keepdims)  # noqa: E704
@@ -83,12 +88,95 @@ def _min(a, axis=None, keepdims=False): return min(a, axis, keepdims)  # noqa: E
 def _any(a, axis=None, keepdims=False): return any(a, axis, keepdims)  # noqa: E704
 def _all(a, axis=None, keepdims=False): return all(a, axis, keepdims)  # noqa: E704
 def _mean(a, axis=None, keepdims=False): return mean(a, axis, keepdims)  # noqa: E704
-def _var(a, axis=None, ddof=0, keepdims=False): return var(a, axis, ddof, keepdims)  # noqa: E704
-def _std(a, axis=None, ddof=0, keepdims=False): return std(a, axis, ddof, keepdims)  # noqa: E704
+def _var(a, axis=None, ddof=0, keepdims=False, *, correction=None): return var(a, axis, ddof, keepdims, correction=correction)  # noqa: E704,E501
+def _std(a, axis=None, ddof=0, keepdims=False, *, correction=None): return std(a, axis, ddof, keepdims, correction=correction)  # noqa: E704,E501
 def _argmax(a, axis=None, keepdims=False): return argmax(a, axis, keepdims)  # noqa: E704
 def _argmin(a, axis=None, keepdims=False): return argmin(a, axis, keepdims)  # noqa: E704
 def _cumsum(a, axis=None): return cumsum(a, axis)  # noqa: E704
-def _clip(a, min=None, max=None): return clamp(a, min, max)  # noqa: E704,A002
+def _clip(a, min=None, max=None): return clip(a, min, max)  # noqa: E704,A002
+
+
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+_namespace = sys.modules[__package__]  # mindtorch_v2.core (being initialised as this module loads)
+
+
+def __array_namespace__(a, /, *, api_version=None):
+    """The Array API namespace of core arrays: mindtorch_v2.core."""
+    if api_version is not None and api_version not in _API_VERSIONS:
+        raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; the core implements "
+                         f"{', '.join(_API_VERSIONS)}")
+    return _namespace
+
+
+def __complex__(a): return complex(a.item())  # noqa: E704
+def _to_device(a, device, /, *, stream=None): return to_device(a, device)  # noqa: E704
+
+
+def __dlpack__(a, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+    """Export the data through DLPack (NumPy's exporter). The buffer is read-only, which only versioned
+    DLPack (max_version >= (1, 0)) can say; for older consumers a private copy is exported unless
+    copy=False forbids it (then BufferError, as NumPy raises)."""
+    buf = np.asarray(a)
+    kwargs = {} if dl_device is None else {"dl_device": dl_device}
+    try:
+        return buf.__dlpack__(stream=stream, max_version=max_version, copy=copy, **kwargs)
+    except BufferError:
+        if copy is False:
+            raise
+        return buf.copy().__dlpack__(stream=stream, max_version=max_version, **kwargs)
+
+
+def __dlpack_device__(a):
+    if a.device.type != "cpu":
+        raise BufferError(f"__dlpack__: arrays on {a.device} cannot be exported (only cpu arrays can)")
+    return np.asarray(a).__dlpack_device__()
+
+
+def __setitem__(a, key, value):
+    raise TypeError("core arrays are immutable and do not support item assignment; use the functional "
+                    "update x.at[key].set(value) (also .add, .multiply, .min, .max), which returns a new array")
+
+
+class _At:
+    """`x.at`: indexed by a key, gives the functional updates of x[key] (JAX's `.at`)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, key):
+        return _AtIndex(self.array, key)
+
+
+class _AtIndex:
+    """`x.at[key]`: .get() reads x[key]; .set / .add / .multiply / .min / .max return updated copies of x."""
+
+    __slots__ = ("array", "key")
+
+    def __init__(self, array, key):
+        self.array, self.key = array, key
+
+    def get(self):
+        return getitem(self.array, self.key)
+
+    def set(self, values):
+        return at_update(self.array, self.key, values, "set")
+
+    def add(self, values):
+        return at_update(self.array, self.key, values, "add")
+
+    def multiply(self, values):
+        return at_update(self.array, self.key, values, "multiply")
+
+    def min(self, values):
+        return at_update(self.array, self.key, values, "min")
+
+    def max(self, values):
+        return at_update(self.array, self.key, values, "max")
+
+
+def _at(a): return _At(a)  # noqa: E704
 
 
 # the table: attribute name -> function above
@@ -106,6 +194,9 @@ _METHODS = {
     "ravel": _ravel, "squeeze": _squeeze, "sum": _sum, "prod": _prod, "max": _max, "min": _min, "any": _any,
     "all": _all, "mean": _mean, "var": _var, "std": _std, "argmax": _argmax, "argmin": _argmin,
     "cumsum": _cumsum, "clip": _clip, "real": property(_real), "imag": property(_imag), "conj": _conj,
+    "__array_namespace__": __array_namespace__, "__complex__": __complex__, "to_device": _to_device,
+    "__dlpack__": __dlpack__, "__dlpack_device__": __dlpack_device__, "__setitem__": __setitem__,
+    "at": property(_at),
 }
 for _name, _fn in _METHODS.items():
     setattr(ArrayBase, _name, _fn)

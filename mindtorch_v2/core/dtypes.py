@@ -1,10 +1,14 @@
-"""dtypes as interned module objects, with PyTorch's promotion rules.
+"""dtypes as interned module objects, and the promotion rules of the core and of PyTorch.
 
 Categories order the promotion: bool < integer < floating < complex. Python scalars are
 *weak*: they only choose the result's category, never its size, so
 `int64 array * 2.5 -> float32` (the default float) and
-`float32 array + 1e-3 -> float32`. Zero-dimensional arrays sit between
-dimensioned arrays and Python scalars, as in PyTorch.
+`float32 array + 1e-3 -> float32`.
+
+Core arrays follow the Array API standard (and JAX): every array is strong, whatever its rank, and
+unsigned integers mix with signed ones by widening (uint16 + int16 -> int32). Values that take binds
+over (the eager Tensor, whose type defines `__mt_bind__`) keep PyTorch's rules: a zero-dimensional
+tensor sits between dimensioned tensors and Python scalars, and uint16/32/64 mix only with floats.
 
 bfloat16 and the float8 types are ml_dtypes' NumPy dtypes (the library JAX uses): stored narrow,
 computed in float32 by the cpu lowerings (see `primitive.Primitive._entry`), as PyTorch does on CPU."""
@@ -170,6 +174,26 @@ def _promote_pair(a, b):
 
 
 _PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+_SIGNED_HOLDING = {1: int16, 2: int32, 4: int64}  # the signed type that holds an unsigned one of this size
+
+
+def _standard_pair(a, b):
+    """The standard's (and JAX's) promotion of two array dtypes; None where no dtype holds both
+    (uint64 with a signed integer, float8 with another type)."""
+    if a in _WIDE_UNSIGNED or b in _WIDE_UNSIGNED:
+        if a.category <= INT and b.category <= INT:
+            if a.category == BOOL or b.category == BOOL:
+                return b if a.category == BOOL else a
+            if a.is_signed == b.is_signed:
+                return a if a.itemsize >= b.itemsize else b
+            signed, unsigned = (a, b) if a.is_signed else (b, a)
+            if signed.itemsize > unsigned.itemsize:
+                return signed
+            return _SIGNED_HOLDING.get(unsigned.itemsize)
+    return _PROMOTE[a, b]
+
+
+_STANDARD = {(a, b): _standard_pair(a, b) for a in ALL for b in ALL}
 
 
 def _promote(a, b):
@@ -182,7 +206,15 @@ def _promote(a, b):
 
 
 def promote_types(a, b):
+    """PyTorch's promotion of two dtypes (torch.promote_types)."""
     return _promote(a, b)
+
+
+def _promote_standard(a, b):
+    out = _STANDARD[a, b]
+    if out is None:
+        raise PromotionError(f"the array API standard does not promote {a.name} with {b.name}")
+    return out
 
 
 def scalar_category(x):
@@ -208,23 +240,54 @@ def default_for_category(category):
     return _DEFAULT_FOR_CATEGORY[category]
 
 
-def result_type(*args):
-    """PyTorch's result dtype for arrays (anything with .dtype/.shape) and python scalars.
+def follows_torch(x):
+    """Whether x keeps PyTorch's dtype rules: the eager Tensor (a value whose type takes binds over).
+    Core arrays and tracers follow the Array API standard."""
+    return hasattr(type(x), "__mt_bind__")
 
-    Three tiers: dimensioned arrays, zero-dim arrays, python scalars. The
-    highest tier present sets the dtype unless a lower tier has a higher
-    category, which then picks its own dtype (zero-dim) or the default dtype
-    of its category (python scalars).
+
+def sum_dtype(x):
+    """The dtype a sum or product of x accumulates in when none is given: bool and signed integers in
+    int64, unsigned integers in uint64 (the standard's rule; PyTorch's int64 for eager Tensors), others
+    in their own dtype."""
+    d = x.dtype
+    if d.category > INT:
+        return d
+    if d.category == INT and not d.is_signed and not follows_torch(x):
+        return uint64
+    return int64
+
+
+def result_type(*args):
+    """The result dtype of arrays, dtypes and Python scalars.
+
+    Core arrays and dtypes are strong (the Array API standard, JAX): they promote by the standard's
+    table; Python scalars are weak and only lift the category (to its default dtype, or for complex
+    scalars with float arrays to the complex type of the float's width).
+
+    With an eager Tensor among the operands (a value whose type defines `__mt_bind__`) PyTorch's
+    three tiers apply: dimensioned tensors, zero-dim tensors, python scalars. The highest tier
+    present sets the dtype unless a lower tier has a higher category, which then picks its own
+    dtype (zero-dim) or the default dtype of its category (python scalars).
     """
+    torch_rules = False
+    for x in args:
+        if follows_torch(x):
+            torch_rules = True
+            break
+    table, pair = (_PROMOTE, _promote) if torch_rules else (_STANDARD, _promote_standard)
     dim = zero = None
     scalar_cat = -1
     for x in args:
-        dt = getattr(x, "dtype", None)
-        if type(dt) is DType:
-            if x.shape:
-                dim = dt if dim is None else _PROMOTE[dim, dt] or _promote(dim, dt)
+        if type(x) is DType:
+            dim = x if dim is None else table[dim, x] or pair(dim, x)
+            continue
+        d = getattr(x, "dtype", None)
+        if type(d) is DType:
+            if x.shape or not torch_rules:
+                dim = d if dim is None else table[dim, d] or pair(dim, d)
             else:
-                zero = dt if zero is None else _PROMOTE[zero, dt] or _promote(zero, dt)
+                zero = d if zero is None else table[zero, d] or pair(zero, d)
         else:
             c = scalar_category(x)
             if c > scalar_cat:
@@ -242,6 +305,49 @@ def result_type(*args):
     return dim
 
 
+def can_cast(from_, to):
+    """Whether the standard's promotion takes `from_` (a dtype or an array) to `to` without leaving
+    its kind: int8 -> int32 yes, int32 -> int8 no, int -> float no, float32 -> complex64 yes."""
+    f = from_ if type(from_) is DType else getattr(from_, "dtype", None)
+    if type(f) is not DType:
+        f = canonicalize(from_)
+    t = canonicalize(to)
+    if f is t:
+        return True
+    if f.category != t.category and not (f.category == FLOAT and t.category == COMPLEX):
+        return False
+    return _STANDARD[f, t] is t
+
+
+_KINDS = {
+    "bool": lambda d: d.category == BOOL,
+    "signed integer": lambda d: d.category == INT and d.is_signed,
+    "unsigned integer": lambda d: d.category == INT and not d.is_signed,
+    "integral": lambda d: d.category == INT,
+    "real floating": lambda d: d.category == FLOAT,
+    "complex floating": lambda d: d.category == COMPLEX,
+    "numeric": lambda d: d.category != BOOL,
+}
+
+
+def isdtype(dtype, kind):
+    """Whether `dtype` is of `kind`: a dtype, one of the standard's kind names ('bool', 'signed
+    integer', 'unsigned integer', 'integral', 'real floating', 'complex floating', 'numeric'), or a
+    tuple of those."""
+    if type(dtype) is not DType:
+        raise TypeError(f"isdtype: expected a dtype, got {dtype!r}")
+    if isinstance(kind, tuple):
+        return any(isdtype(dtype, k) for k in kind)
+    if type(kind) is DType:
+        return dtype is kind
+    if isinstance(kind, str):
+        try:
+            return _KINDS[kind](dtype)
+        except KeyError:
+            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {', '.join(map(repr, _KINDS))}") from None
+    raise TypeError(f"isdtype: kind must be a dtype, a kind name or a tuple of them, got {kind!r}")
+
+
 def _complex_of(c, f):
     """A 0-d complex with an n-d float: the complex type of the float's width, at least c's (torch)."""
     return _TO_COMPLEX[f] if f.itemsize > c.to_real().itemsize else c
@@ -256,45 +362,80 @@ def is_inexact(dtype):
     return dtype.category >= FLOAT
 
 
-class finfo:
-    """Machine limits of a floating (or complex: its real part's) dtype, as torch.finfo / jnp.finfo;
-    finfo() describes the default float dtype."""
+def _info_dtype(arg):
+    """The DType finfo/iinfo describe: given a dtype, or an array's."""
+    d = getattr(arg, "dtype", None)
+    return d if type(d) is DType else canonicalize(arg)
 
-    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+class finfo:
+    """Machine limits of a floating (or complex: its real part's) dtype or array, as torch.finfo; finfo()
+    describes the default float dtype. `dtype` is the name, as torch's (core.finfo gives the dtype object)."""
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "_dtype")
 
     def __init__(self, type=None):  # noqa: A002 - torch's keyword
-        d = default_float if type is None else canonicalize(type)
+        d = default_float if type is None else _info_dtype(type)
         if d.category < FLOAT:
             raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             f"'{d.name}'")
         d = d.to_real()
         info = ml_dtypes.finfo(d.np)
-        self.bits = info.bits
+        self.bits = int(info.bits)
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
         self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))  # torch's: 0.01 for bfloat16
-        self.dtype = d.name
+        self._dtype = d
+
+    @property
+    def dtype(self):
+        return self._dtype.name
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
-                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self._dtype.name})")
 
 
 class iinfo:
-    """Limits of an integer (or bool) dtype, as torch.iinfo / jnp.iinfo."""
+    """Limits of an integer dtype or array, as torch.iinfo. `dtype` is the name, as torch's (core.iinfo gives
+    the dtype object)."""
 
-    __slots__ = ("bits", "max", "min", "dtype")
+    __slots__ = ("bits", "max", "min", "_dtype")
 
     def __init__(self, type):  # noqa: A002
-        d = canonicalize(type)
+        d = _info_dtype(type)
         if d is bool_:
             raise TypeError("torch.bool is not supported by torch.iinfo")
         if d.category >= FLOAT:
             raise TypeError(f"torch.iinfo() requires an integer input type. Use torch.finfo to handle '{d.name}'")
-        info = np.iinfo(np.uint8 if d is bool_ else d.np)
-        self.bits = info.bits if d is not bool_ else 8
-        self.min, self.max = (0, 1) if d is bool_ else (int(info.min), int(info.max))
-        self.dtype = "bool" if d is bool_ else d.name
+        info = np.iinfo(d.np)
+        self.bits = int(info.bits)
+        self.min, self.max = int(info.min), int(info.max)
+        self._dtype = d
+
+    @property
+    def dtype(self):
+        return self._dtype.name
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self._dtype.name})"
+
+
+class array_finfo(finfo):
+    """finfo as the Array API standard and jax.numpy give it (core.finfo): `dtype` is the real dtype object."""
+
+    __slots__ = ()
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+
+class array_iinfo(iinfo):
+    """iinfo as the Array API standard gives it (core.iinfo): `dtype` is the dtype object."""
+
+    __slots__ = ()
+
+    @property
+    def dtype(self):
+        return self._dtype

@@ -7,7 +7,7 @@ import math
 
 from .. import dtypes as dt
 from . import _family
-from .elementwise import (abs, cast, complex_p, conj, div, eq, imag, log, lt, mul, real, sign,  # noqa: F401
+from .elementwise import (cast, complex_p, conj, imag, log, lt, mul, real, sign,  # noqa: F401
                           where, cos, sin)
 from .shape import squeeze, stack, slice_axis
 
@@ -32,13 +32,7 @@ def angle(x):
     return where(lt(x, 0.0), math.pi, mul(x, 0.0))  # x * 0 keeps nan and the zero derivative
 
 
-def sgn(x):
-    """x / |x| (0 at 0): the sign of real arrays, the unit phase of complex ones."""
-    x = _family.as_operand(x)
-    if x.dtype.category != dt.COMPLEX:
-        return sign(x)
-    a = abs(x)
-    return div(x, cast(where(eq(a, 0.0), 1.0, a), x.dtype))
+sgn = sign  # torch's name: x / |x| (0 at 0), the sign of real arrays, the unit phase of complex ones
 
 
 def polar(abs_, angle_):

@@ -1,6 +1,7 @@
 """Composites: ops built from primitives, with no rules of their own
 (their derivatives come from the primitives they are made of)."""
 import builtins
+import functools
 import math
 
 from .. import dtypes as dt
@@ -35,12 +36,12 @@ _HALF = (dt.float16, dt.bfloat16, dt.float8_e4m3fn, dt.float8_e5m2)
 def _in_float32(fn):
     """fn computed in float32 for half-precision inputs and rounded back once, as PyTorch accumulates them
     (a float16 mean of three 60000s is 60000, not the inf of a float16 sum)."""
+    @functools.wraps(fn)
     def wrapped(x, *args, **kwargs):
         x = _float(x)
         if x.dtype in _HALF:
             return cast(fn(cast(x, dt.float32), *args, **kwargs), x.dtype)
         return fn(x, *args, **kwargs)
-    wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
     return wrapped
 
 
@@ -51,16 +52,19 @@ def mean(x, axis=None, keepdims=False):
 
 
 @_in_float32
-def var(x, axis=None, ddof=0, keepdims=False):
-    """Variance over `axis` with `ddof` delta degrees of freedom (torch's `correction`); complex inputs give
-    the real variance E|x - mean|^2."""
+def var(x, axis=None, ddof=0, keepdims=False, *, correction=None):
+    """Variance over `axis` with `ddof` (the standard's and torch's `correction`) delta degrees of freedom;
+    complex inputs give the real variance E|x - mean|^2."""
+    if correction is not None:
+        ddof = correction
     d = sub(x, mean(x, axis, keepdims=True))
     d2 = real(mul(d, conj(d))) if x.dtype.category == dt.COMPLEX else mul(d, d)
     return div(sum(d2, axis, keepdims), builtins.max(_count(x, axis) - ddof, 0))
 
 
-def std(x, axis=None, ddof=0, keepdims=False):
-    return sqrt(var(x, axis, ddof, keepdims))
+def std(x, axis=None, ddof=0, keepdims=False, *, correction=None):
+    """Standard deviation over `axis` with `ddof` (or `correction`) delta degrees of freedom."""
+    return sqrt(var(x, axis, ddof if correction is None else correction, keepdims))
 
 
 def square(x):
@@ -144,7 +148,9 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's argument names
     return out
 
 
-clip = clamp
+def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's argument names
+    """The standard's clip: clamp, and x itself when neither bound is given."""
+    return x if min is None and max is None else clamp(x, min, max)
 
 
 def relu(x):
@@ -233,6 +239,7 @@ def roll(x, shift, axis=None):
 def tile(x, reps):
     """x repeated reps[i] times along axis i (reps longer than x.ndim adds leading axes)."""
     reps = tuple(int(r) for r in reps)
+    reps = (1,) * (x.ndim - len(reps)) + reps  # reps shorter than x.ndim repeat the trailing axes
     x = reshape(x, (1,) * (len(reps) - x.ndim) + tuple(x.shape))
     # interleave a new axis before each axis, broadcast it to the repeat count, then merge
     inter = []

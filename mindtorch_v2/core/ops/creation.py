@@ -15,7 +15,7 @@ from ._family import scalar_array  # a cached 0-d constant (public: the eager fa
 from .shape import stack
 
 __all__ = [
-    "scalar_array",     "asarray", "array", "to_device", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+    "scalar_array",     "asarray", "array", "to_device", "astype", "from_dlpack", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
     "full_like", "arange", "linspace", "eye",
 ]
 
@@ -42,21 +42,59 @@ def _const(buf, dtype, device):
     return _array.constant(buf, buf.shape, dtype, device)
 
 
-def asarray(data, dtype=None, device=None):
-    """An Array from an Array, tracer, numpy array, python number or nested lists (copied)."""
+def asarray(data, dtype=None, device=None, *, copy=None):
+    """An Array from an Array, tracer, numpy array, python number, nested lists or a DLPack/buffer
+    object. Other data is copied (an Array owns a buffer nobody writes to); `copy=False` (the standard's
+    "never copy") is therefore a ValueError for it, and for a change of dtype or device."""
     dtype = dt.canonicalize(dtype)
     if isinstance(data, (Array, Tracer)) or hasattr(type(data), "__mt_bind__"):
+        if copy is False and (dtype not in (None, data.dtype) or device is not None and _device(device) is not data.device):
+            raise ValueError("asarray: copy=False, but changing the dtype or device needs a copy")
         out = data if dtype is None else _family.cast(data, dtype)
         if device is not None and _device(device) is not out.device:
             out = to_device(out, device)
         return out
+    if copy is False:
+        raise ValueError(f"asarray: copy=False, but a {type(data).__name__} must be copied into an immutable Array")
     dev = _device(device) if device is not None else _array.cpu
+    if not isinstance(data, (list, tuple, np.ndarray, np.generic, bool, int, float, complex)):
+        data = _foreign(data)
     if dtype is None:
         dtype = _infer_dtype(data)
     if isinstance(data, (list, tuple)) and any(isinstance(x, (Array, Tracer)) for x in _leaves(data)):
         return stack([asarray(x, dtype, device) for x in data])
     buf = np.array(data, dtype=dtype.np, copy=True)
     return _const(buf, dtype, dev)
+
+
+def _foreign(data):
+    """A numpy view of another library's array (DLPack, the buffer protocol, __array__), to be copied."""
+    if hasattr(data, "__dlpack__"):
+        return np.from_dlpack(data)
+    try:
+        return np.asarray(data)
+    except Exception:
+        raise TypeError(f"asarray: cannot make an array from {type(data).__name__}") from None
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """An Array of the data of a DLPack-exporting object (a numpy array, a torch tensor, another
+    Array, ...), copied into a buffer of its own (copy=False is refused: Arrays are immutable)."""
+    if isinstance(x, (Array, Tracer)):
+        return asarray(x, device=device, copy=copy)
+    if copy is False:
+        raise ValueError("from_dlpack: copy=False is not supported: an Array owns an immutable copy of its data")
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
+    return asarray(np.from_dlpack(x), device=device)
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """x converted to `dtype` (and moved to `device`), the Array API's astype. Arrays are immutable, so
+    `copy` changes nothing observable; with copy=False an unchanged array is returned as is."""
+    if device is not None:
+        x = to_device(x, device)
+    return _family.cast(x, dtype)
 
 
 def _leaves(data):
@@ -161,25 +199,26 @@ def arange(start, stop=None, step=1, dtype=None, device=None):
     return _const(buf, dtype, dev)
 
 
-def linspace(start, stop, num=50, dtype=None, device=None):
-    """`num` evenly spaced values from start to stop inclusive (float32 by default)."""
+def linspace(start, stop, num=50, dtype=None, device=None, *, endpoint=True):
+    """`num` evenly spaced values from start to stop, inclusive unless endpoint=False (float32 by default;
+    complex bounds give the default complex dtype)."""
     if num < 0:
         raise ValueError(f"linspace: number of steps must be non-negative, got {num}")
-    dtype = dt.canonicalize(dtype) or dt.default_float
+    dtype = dt.canonicalize(dtype) or (dt.default_for_category(dt.COMPLEX) if isinstance(start, complex) or isinstance(stop, complex) else dt.default_float)
     dev = _device(device) if device is not None else _array.cpu
     if dev.type == "meta":
         return _array.make(None, (int(num),), dtype, dev)
-    return _const(np.linspace(start, stop, int(num)).astype(dtype.np), dtype, dev)
+    return _const(np.linspace(start, stop, int(num), endpoint=bool(endpoint)).astype(dtype.np), dtype, dev)
 
 
-def eye(n, m=None, dtype=None, device=None):
-    """The n x m identity matrix."""
+def eye(n, m=None, dtype=None, device=None, *, k=0):
+    """The n x m matrix with ones on the k-th diagonal (k > 0 above the main one)."""
     m = n if m is None else m
     dtype = dt.canonicalize(dtype) or dt.default_float
     dev = _device(device) if device is not None else _array.cpu
     if dev.type == "meta":
         return _array.make(None, (int(n), int(m)), dtype, dev)
-    return _const(np.eye(int(n), int(m), dtype=dtype.np), dtype, dev)
+    return _const(np.eye(int(n), int(m), int(k), dtype=dtype.np), dtype, dev)
 
 
 _family.provide(asarray=asarray)

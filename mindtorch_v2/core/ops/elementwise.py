@@ -19,7 +19,7 @@ __all__ = [
     "cast_p", "cast", "stop_gradient_p", "stop_gradient", "copy_p", "copy", "neg_p", "abs_p", "sign_p", "exp_p",
     "expm1_p", "log_p", "log1p_p", "sqrt_p", "rsqrt_p", "sin_p", "cos_p", "tan_p", "tanh_p", "sigmoid_p", "erf_p",
     "floor_p", "ceil_p", "round_p", "reciprocal_p", "logical_not_p", "bitwise_not_p", "neg", "abs", "sign",
-    "floor", "ceil", "round", "logical_not", "bitwise_not", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
+    "floor", "ceil", "round", "logical_not", "bitwise_not", "bitwise_invert", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
     "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal", "add_p", "sub_p", "mul_p", "div_p",
     "floor_divide_p", "remainder_p", "pow_p", "maximum_p", "minimum_p", "eq_p", "ne_p", "lt_p", "le_p", "gt_p",
     "ge_p", "logical_and_p", "logical_or_p", "logical_xor_p", "bitwise_and_p", "bitwise_or_p", "bitwise_xor_p",
@@ -130,7 +130,22 @@ neg_p = unary("neg", np.negative, kind="numeric", linear=lambda t: neg(t))
 sign_p = unary("sign", lambda x: np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype) if x.dtype.kind == "f"
                else np.sign(x), kind="real_numeric", zero=True)  # sign(nan) is 0 in torch
 exp_p = unary("exp", _quiet(np.exp), d_out=lambda out: out)
-expm1_p = unary("expm1", _quiet(np.expm1), d_out=lambda out: add(out, 1.0))
+def _expm1_cpu(x):
+    if x.dtype.kind != "c":
+        return np.expm1(x)
+    # NumPy's complex expm1 loses the special values (expm1(inf + 0j) is inf + nan j); this is C99's cexp
+    # minus one: real e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b/2) without cancellation near 0, imaginary
+    # e^a sin b, which is b itself when b is 0 and 0 when a is -inf; +0.0 turns expm1(-0 + 0j) into +0.
+    a, b = x.real, x.imag
+    re = np.expm1(a) * np.cos(b) - 2 * np.sin(b / 2) ** 2
+    re = np.where(a == -np.inf, -1.0, np.where((a == np.inf) & ~np.isfinite(b), np.inf, re)) + 0.0
+    im = np.where(b == 0, b, np.where(a == -np.inf, 0.0, np.exp(a) * np.sin(b)))
+    out = np.empty(x.shape, x.dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+expm1_p = unary("expm1", _quiet(_expm1_cpu), d_out=lambda out: add(out, 1.0))
 log_p = unary("log", _quiet(np.log), d_x=lambda x: reciprocal(x))
 log1p_p = unary("log1p", _quiet(np.log1p), d_x=lambda x: reciprocal(add(x, 1.0)))
 sqrt_p = unary("sqrt", _quiet(np.sqrt), d_out=lambda out: div(0.5, out))
@@ -245,6 +260,13 @@ def abs(x):  # noqa: A001 - the array-API name
 
 
 def sign(x):
+    """-1, 0 or 1 by the sign of x (0 for NaN, as PyTorch); for complex x the unit phase x / |x| (0 at 0),
+    as the Array API standard and torch.sgn define it."""
+    x = _family.as_operand(x)
+    if _family.is_arraylike(x) and x.dtype.category == dt.COMPLEX:
+        a = abs(x)
+        zero = eq(a, 0.0)  # 0 (never -0) there
+        return where(zero, 0.0, div(x, cast(where(zero, 1.0, a), x.dtype)))
     return sign_p.bind(x)
 
 
@@ -266,6 +288,9 @@ def logical_not(x):
 
 def bitwise_not(x):
     return bitwise_not_p.bind(_family.as_operand(x))
+
+
+bitwise_invert = bitwise_not  # the Array API standard's name
 
 
 _float_unary = _family.float_unary

@@ -14,15 +14,15 @@ from ._family import all_front, move_to_front
 from ..primitive import Primitive, Tracer
 from . import _family
 from .creation import arange, asarray
-from .elementwise import add, cast, lt, maximum, minimum, mul, sub, where
+from .elementwise import add, cast, eq, lt, maximum, minimum, mul, sub, where
 from ._family import normalize_axis
-from .reduction import cumsum
+from .reduction import cumsum, max as _max, min as _min, prod as _prod
 from .shape import broadcast_to, expand_dims, reshape, squeeze, static_slice, transpose
 
 __all__ = [
     "take_p", "index_add_p", "take", "index_add", "gather_p", "scatter_add_p", "scatter_p", "gather",
     "take_along_axis", "scatter_add", "scatter", "sort_p", "sort", "argsort", "topk", "getitem", "index_put",
-    "masked_scatter",
+    "masked_scatter", "at_update",
 ]
 
 
@@ -296,8 +296,9 @@ def gather(x, axis, indices):
     return gather_p.bind(x, idx, axis=axis)
 
 
-def take_along_axis(x, indices, axis):
-    """NumPy's take_along_axis: gather with indices broadcast against x."""
+def take_along_axis(x, indices, axis=-1):
+    """NumPy's take_along_axis: gather with indices broadcast against x (along the last axis by default, as the
+    standard's)."""
     x, idx, axis = _gather_args("take_along_axis", x, axis, indices)
     shape = tuple(i if d == axis else builtins.max(i, s) for d, (i, s) in enumerate(zip(idx.shape, x.shape)))
     return gather_p.bind(x, broadcast_to(idx, shape), axis=axis)
@@ -373,15 +374,15 @@ def _sort_cpu(x, *, axis, descending):
     return np.take_along_axis(x, idx, axis), idx
 
 
-def sort(x, axis=-1, descending=False):
+def sort(x, axis=-1, descending=False, *, stable=True):
     """(values, indices) sorted along `axis` (stable)."""
     x = _family.as_operand(x)
     axis = normalize_axis(axis, x.ndim, "sort") if x.ndim else 0
     return sort_p.bind(x, axis=axis, descending=bool(descending))
 
 
-def argsort(x, axis=-1, descending=False):
-    """Indices that sort x along `axis` (stable)."""
+def argsort(x, axis=-1, descending=False, *, stable=True):
+    """Indices that sort x along `axis` (always stable, so `stable` is accepted either way)."""
     return sort(x, axis, descending)[1]
 
 
@@ -623,3 +624,50 @@ def masked_scatter(x, mask, source):
     pos = sub(cumsum(cast(m, dt.int64), 0), 1)
     pos = minimum(maximum(pos, 0), s - 1)
     return where(mask, reshape(take_p.bind(src, pos, axis=0), shape), x)
+
+
+
+# ---------------------------------------------------------------------------
+# functional update, JAX's `x.at[key].set(v)` (core arrays are immutable): x[key] names a set of flat
+# positions of x (arange indexed like x, so every index getitem takes works, traced ones included);
+# the values, broadcast to x[key]'s shape, go there by scatter (set), index_add (add; duplicates sum) or
+# a one-hot reduction (multiply, min, max; duplicates combine). The one-hot form is O(len(key) * x.size):
+# it is written with where and the reductions so that its derivatives and batching come from theirs.
+
+_AT_MODES = ("set", "add", "multiply", "min", "max")
+
+
+def at_update(x, key, values, mode):
+    """x with x[key] replaced by `values` (mode 'set'), or combined with them ('add', 'multiply', 'min',
+    'max'); values are cast to x's dtype and broadcast to x[key]'s shape. x itself is unchanged."""
+    if mode not in _AT_MODES:
+        raise ValueError(f"at_update: mode must be one of {', '.join(_AT_MODES)}, got {mode!r}")
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        x = asarray(x)
+    n = _family.prod(x.shape)
+    pos = getitem(reshape(arange(n, dtype=dt.int64, device=x.device), tuple(x.shape)), key)
+    values = _family.as_operand(values)
+    values = cast(values, x.dtype) if _family.is_arraylike(values) else asarray(values, dtype=x.dtype, device=x.device)
+    try:
+        values = broadcast_to(values, tuple(pos.shape))
+    except ValueError:
+        raise ValueError(f"at[].{mode}: values of shape {tuple(values.shape)} cannot be broadcast to the "
+                         f"indexed shape {tuple(pos.shape)}") from None
+    k = _family.prod(pos.shape)
+    if k == 0:
+        return x
+    flat, pos, values = reshape(x, (n,)), reshape(pos, (k,)), reshape(values, (k,))
+    if mode == "set":
+        out = scatter_p.bind(flat, pos, values, axis=0)
+    elif mode == "add":
+        out = index_add_p.bind(flat, pos, values, axis=0)
+    else:
+        hit = eq(reshape(pos, (k, 1)), reshape(arange(n, dtype=dt.int64, device=x.device), (1, n)))
+        column = reshape(values, (k, 1))
+        if mode == "multiply":
+            out = mul(flat, _prod(where(hit, column, asarray(1, dtype=x.dtype, device=x.device)), 0))
+        else:
+            rows = where(hit, column, broadcast_to(reshape(flat, (1, n)), (k, n)))
+            out = minimum(flat, _min(rows, 0)) if mode == "min" else maximum(flat, _max(rows, 0))
+    return reshape(out, tuple(x.shape))

@@ -4,6 +4,7 @@ in decompositions.py (whose rules are there). This module is the core.linalg nam
 primitives too.
 """
 import builtins
+import collections
 import math
 
 import numpy as np
@@ -66,7 +67,11 @@ def dot(a, b):
 
 
 def outer(a, b):
-    return matmul(expand_dims(a, 1), expand_dims(b, 0))
+    """a[i] * b[j] (each entry one exact product, the sign of a zero kept)."""
+    a, b = _family.promote("outer", a, b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"outer: expected 1-D arrays, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    return mul(expand_dims(a, 1), expand_dims(b, 0))
 
 
 # ---------------------------------------------------------------------------
@@ -147,9 +152,17 @@ def det(a):
     return det_p.bind(_float_operand(a))
 
 
+# the standard's named results (tuples still: they unpack and index as before)
+SlogdetResult = collections.namedtuple("SlogdetResult", "sign logabsdet")
+EighResult = collections.namedtuple("EighResult", "eigenvalues eigenvectors")
+EigResult = collections.namedtuple("EigResult", "eigenvalues eigenvectors")
+SVDResult = collections.namedtuple("SVDResult", "U S Vh")
+QRResult = collections.namedtuple("QRResult", "Q R")
+
+
 def slogdet(a):
-    """(sign, log|det|) of each square matrix."""
-    return slogdet_p.bind(_float_operand(a))
+    """(sign, logabsdet) of each square matrix."""
+    return SlogdetResult(*slogdet_p.bind(_float_operand(a)))
 
 
 def eigh(a, UPLO=None):
@@ -158,7 +171,7 @@ def eigh(a, UPLO=None):
     a = _float_operand(a)
     if UPLO is not None:
         a = _from_triangle(a, UPLO == "L")
-    return eigh_p.bind(a)
+    return EighResult(*eigh_p.bind(a))
 
 
 def eigvalsh(a, UPLO=None):
@@ -168,7 +181,7 @@ def eigvalsh(a, UPLO=None):
 def eig(a):
     """(eigenvalues, eigenvectors as unit columns), complex, as LAPACK's geev gives them (each column's
     largest component real)."""
-    return eig_p.bind(_float_operand(a))
+    return EigResult(*eig_p.bind(_float_operand(a)))
 
 
 def eigvals(a):
@@ -178,7 +191,7 @@ def eigvals(a):
 
 def svd(a, full_matrices=True):
     """(U, S, Vh) with a = U diag(S) Vh, S descending."""
-    return svd_p.bind(_float_operand(a), full_matrices=bool(full_matrices))
+    return SVDResult(*svd_p.bind(_float_operand(a), full_matrices=bool(full_matrices)))
 
 
 def svdvals(a):
@@ -192,7 +205,7 @@ def qr(a, mode="reduced"):
         raise ValueError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                          "'r', or 'complete'")
     Q, R = qr_p.bind(_float_operand(a), complete=mode == "complete")
-    return R if mode == "r" else (Q, R)
+    return R if mode == "r" else QRResult(Q, R)
 
 
 def lu(a):
@@ -265,6 +278,10 @@ def _default_rtol(a, atol_given):
 
 
 def _tolerance(S_max, atol, rtol, a):
+    # array tolerances broadcast against the stack's batch shape a.shape[:-2] (the standard's and torch's),
+    # so they get the trailing axis S_max keeps
+    atol = expand_dims(atol, -1) if _family.is_arraylike(atol) else atol
+    rtol = expand_dims(rtol, -1) if _family.is_arraylike(rtol) else rtol
     if rtol is None:
         rtol = _default_rtol(a, atol is not None and not (isinstance(atol, (int, float)) and atol == 0))
     tol = mul(S_max, rtol)
@@ -277,6 +294,8 @@ def pinv(a, *, atol=None, rtol=None, hermitian=False):
     """The pseudo-inverse: singular values at or below max(atol, rtol * largest) count as zero (torch's
     default rtol: eps * max(m, n) when atol is not given)."""
     a = _float_operand(a)
+    if _family.prod(a.shape) == 0:  # no entries: the (..., n, m) result is empty too
+        return _mH(a)
     if hermitian:
         w, V = eigh_p.bind(a)
         aw = abs(w)
@@ -284,8 +303,6 @@ def pinv(a, *, atol=None, rtol=None, hermitian=False):
         winv = where(keep, div(1.0, where(keep, w, 1.0)), 0.0)
         return _mm(mul(V, cast(expand_dims(winv, -2), V.dtype)), _mH(V))
     U, S, Vh = svd_p.bind(a, full_matrices=False)
-    if S.shape[-1] == 0:
-        return _mH(a)
     keep = gt(S, _tolerance(stop_gradient(max(S, -1, keepdims=True)), atol, rtol, a))
     Sinv = where(keep, div(1.0, where(keep, S, 1.0)), 0.0)
     return _mm(mul(_mH(Vh), cast(expand_dims(Sinv, -2), a.dtype)), _mH(U))
@@ -295,7 +312,7 @@ def matrix_rank(a, *, atol=None, rtol=None, hermitian=False):
     """The number of singular values above max(atol, rtol * largest), as int64."""
     a = _float_operand(a)
     S = abs(eigh_p.bind(a)[0]) if hermitian else svd_p.bind(a, full_matrices=False)[1]
-    if S.shape[-1] == 0:
+    if _family.prod(S.shape) == 0:  # no singular values (or an empty stack): rank 0 each
         return sum(cast(S, dt.int64), -1)
     return sum(cast(gt(S, _tolerance(max(S, -1, keepdims=True), atol, rtol, a)), dt.int64), -1)
 
@@ -435,11 +452,12 @@ def _chain_order(dims):
 
 
 def vecdot(a, b, axis=-1):
-    """sum(a * b) along `axis` (batch dims broadcast)."""
+    """sum(a * b) along `axis` (batch dims broadcast), in the promoted dtype of a and b. Complex a is not
+    conjugated here, unlike the standard's vecdot: torch.linalg.vecdot conjugates before it calls this."""
     a, b = _family.promote("vecdot", a, b)
     if a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: the dimensions along axis {axis} differ: {a.shape[axis]} and {b.shape[axis]}")
-    return sum(mul(a, b), axis)
+    return sum(mul(a, b), axis, dtype=a.dtype)
 
 
 def tensordot(a, b, axes=2):

@@ -18,7 +18,7 @@ from .elementwise import cast, div, eq, mul
 from .shape import _inverse_perm, broadcast_to, flip, pad_p, reshape, transpose
 
 __all__ = [
-    "sum_to_shape",     "sum_p", "prod_p", "max_p", "min_p", "any_p", "all_p", "argmax_p", "argmin_p", "cumsum_p", "sum", "prod",
+    "sum_to_shape",     "sum_p", "prod_p", "max_p", "min_p", "any_p", "all_p", "argmax_p", "argmin_p", "cumsum_p", "sum", "prod", "count_nonzero",
     "max", "min", "any", "all", "argmax", "argmin", "cumsum", "amax", "amin",
 ]
 
@@ -262,13 +262,33 @@ def _reduce(prim, x, axis, keepdims):
 
 
 def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001
-    """Sum over `axis` (all by default); bool/int inputs sum to int64."""
-    out = _reduce(sum_p, x, axis, keepdims)
-    return out if dtype is None else cast(out, dtype)
+    """Sum over `axis` (all by default); bool/int inputs sum to int64, or in `dtype` if given."""
+    x = _family.as_operand(x)
+    if dtype is None and _family.is_arraylike(x) and x.dtype.category == dt.INT and not x.dtype.is_signed:
+        dtype = dt.sum_dtype(x)
+    if dtype is not None:
+        dtype = dt.canonicalize(dtype)
+        if x.dtype.category <= dtype.category:  # accumulate in dtype (ints in int64, which wraps alike)
+            x = cast(x, dtype)
+        return cast(_reduce(sum_p, x, axis, keepdims), dtype)
+    return _reduce(sum_p, x, axis, keepdims)
 
 
-def prod(x, axis=None, keepdims=False):
+def prod(x, axis=None, keepdims=False, dtype=None):
+    """Product over `axis` (all by default); bool/int inputs multiply in int64, or in `dtype` if given."""
+    x = _family.as_operand(x)
+    if dtype is None and _family.is_arraylike(x) and x.dtype.category == dt.INT and not x.dtype.is_signed:
+        dtype = dt.sum_dtype(x)
+    if dtype is not None:
+        dtype = dt.canonicalize(dtype)
+        return cast(_reduce(prod_p, cast(x, dtype), axis, keepdims), dtype)
     return _reduce(prod_p, x, axis, keepdims)
+
+
+def count_nonzero(x, /, *, axis=None, keepdims=False):
+    """The number of nonzero entries over `axis` (int64)."""
+    x = _family.as_operand(x)
+    return sum(cast(x, dt.bool_), axis, keepdims)
 
 
 def max(x, axis=None, keepdims=False):  # noqa: A001

@@ -95,7 +95,8 @@ def cumulative_sum(x, axis=None, dtype=None, include_initial=False):
     """jax.numpy.cumulative_sum: cumsum along `axis`, optionally with the empty sum 0 first."""
     x = _operand(x)
     axis = _cumulative_axis("cumulative_sum", x, axis)
-    out = cumsum(x if dtype is None else cast(x, dtype), axis)
+    dtype = dt.sum_dtype(x) if dtype is None else dt.canonicalize(dtype)
+    out = cast(cumsum(cast(x, dtype), axis), dtype)
     return _with_initial(out, axis, 0) if include_initial else out
 
 
@@ -103,7 +104,8 @@ def cumulative_prod(x, axis=None, dtype=None, include_initial=False):
     """jax.numpy.cumulative_prod: cumprod along `axis`, optionally with the empty product 1 first."""
     x = _operand(x)
     axis = _cumulative_axis("cumulative_prod", x, axis)
-    out = cumprod(x, axis, dtype)
+    dtype = dt.sum_dtype(x) if dtype is None else dt.canonicalize(dtype)
+    out = cast(cumprod(x, axis, dtype), dtype)
     return _with_initial(out, axis, 1) if include_initial else out
 
 

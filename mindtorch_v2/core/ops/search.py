@@ -6,6 +6,8 @@ The unique outputs have data-dependent sizes. As jnp.unique, they need `size=` (
 entries to return, padded with `fill_value` or cut) to run under transforms or on meta arrays; without
 it, the size is read from a concrete input and the rest is the same composite of sort / cumsum / scatter.
 """
+import collections
+
 import numpy as np
 
 from .. import dtypes as dt
@@ -13,13 +15,13 @@ from ..primitive import Primitive, Tracer
 from . import _family
 from ._family import all_front, normalize_axis
 from .creation import arange, asarray, full, zeros
-from .elementwise import cast, eq, ge, logical_not, minimum, ne, sub, where
+from .elementwise import cast, eq, ge, imag, logical_not, minimum, ne, real, sub, where
 from .indexing import index_add, scatter_p, sort, take, take_along_axis
 from .reduction import any as _any, cumsum, min as _min
-from .shape import broadcast_to, concatenate, moveaxis, reshape, slice_axis
+from .shape import broadcast_to, concatenate, moveaxis, reshape, slice_axis, stack
 
 __all__ = [
-    "searchsorted_p", "searchsorted", "digitize", "isin", "unique", "unique_all", "unique_counts",
+    "searchsorted_p", "searchsorted", "nonzero", "digitize", "isin", "unique", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "unique_consecutive",
 ]
 
@@ -147,8 +149,9 @@ def _groups(rows, is_new, size, fill_value, order=None):
     gid = sub(cumsum(cast(is_new, dt.int64), 0), 1)
     slot = minimum(gid, size)  # groups past `size` write into a spare slot that is cut off
     shape = (size + 1,) + tuple(rows.shape[1:])
-    if fill_value is None and n:  # jnp's default: the minimum entry
-        buf = broadcast_to(_min(rows), shape)
+    if fill_value is None and n:  # jnp's default: the minimum entry (complex: the first, smallest in NumPy's order)
+        low = slice_axis(rows, 0, 0, 1) if rows.dtype.category == dt.COMPLEX else _min(rows)
+        buf = broadcast_to(low, shape)
     elif _family.is_arraylike(fill_value):
         buf = broadcast_to(cast(fill_value, rows.dtype), shape)
     else:
@@ -200,6 +203,9 @@ def _unique(name, x, axis, size, fill_value, consecutive):
     if consecutive:
         perm = None
         ordered = rows
+    elif rows.ndim == 1 and rows.dtype.category == dt.COMPLEX:  # NumPy's order: by real part, then imaginary
+        perm = _lexsort_rows(stack([real(rows), imag(rows)], 1))
+        ordered = take(rows, perm, axis=0)
     elif rows.ndim == 1:
         ordered, perm = sort(rows)
     else:
@@ -258,21 +264,41 @@ def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None, 
     return out[0] if len(out) == 1 else out
 
 
-def unique_values(x, *, size=None, fill_value=None):
-    """The Array API's unique_values: the sorted unique entries of the flattened x."""
+UniqueAllResult = collections.namedtuple("UniqueAllResult", "values indices inverse_indices counts")
+UniqueCountsResult = collections.namedtuple("UniqueCountsResult", "values counts")
+UniqueInverseResult = collections.namedtuple("UniqueInverseResult", "values inverse_indices")
+
+
+def unique_values(x, /, *, size=None, fill_value=None):
+    """The Array API's unique_values: the sorted unique entries of the flattened x (each NaN is unique)."""
     return unique(x, size=size, fill_value=fill_value)
 
 
-def unique_counts(x, *, size=None, fill_value=None):
-    """The Array API's unique_counts: (values, counts)."""
-    return unique(x, return_counts=True, size=size, fill_value=fill_value)
+def unique_counts(x, /, *, size=None, fill_value=None):
+    """The Array API's unique_counts: (values, counts) as a named tuple."""
+    return UniqueCountsResult(*unique(x, return_counts=True, size=size, fill_value=fill_value))
 
 
-def unique_inverse(x, *, size=None, fill_value=None):
-    """The Array API's unique_inverse: (values, inverse indices of x's shape)."""
-    return unique(x, return_inverse=True, size=size, fill_value=fill_value)
+def unique_inverse(x, /, *, size=None, fill_value=None):
+    """The Array API's unique_inverse: (values, inverse_indices of x's shape) as a named tuple."""
+    return UniqueInverseResult(*unique(x, return_inverse=True, size=size, fill_value=fill_value))
 
 
-def unique_all(x, *, size=None, fill_value=None):
-    """The Array API's unique_all: (values, first indices, inverse indices, counts)."""
-    return unique(x, True, True, True, size=size, fill_value=fill_value)
+def nonzero(x, /):
+    """A tuple of index arrays (int64), one per axis, of x's nonzero entries in row-major order. The
+    result's length depends on the data, so x must be concrete (not a tracer nor a meta array)."""
+    x = _family.as_operand(x)
+    if not _family.is_arraylike(x):
+        x = asarray(x)
+    if x.ndim == 0:
+        raise ValueError("nonzero: zero-dimensional arrays are not supported (the Array API standard)")
+    if isinstance(x, Tracer) or x.device.type == "meta":
+        raise ValueError("nonzero: the number of nonzero entries depends on the data; it needs a concrete "
+                         "array (use core.where or a fixed-size form under transforms and on meta)")
+    return tuple(asarray(i.astype(np.int64), device=x.device) for i in np.nonzero(np.asarray(x)))
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+    """The Array API's unique_all: (values, indices of first occurrences, inverse_indices, counts) as a
+    named tuple."""
+    return UniqueAllResult(*unique(x, True, True, True, size=size, fill_value=fill_value))

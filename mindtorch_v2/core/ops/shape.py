@@ -17,7 +17,7 @@ from ._family import normalize_axes, normalize_axis, sum_to_shape
 __all__ = [
     "broadcast_shapes",     "reshape_p", "reshape", "broadcast_to_p", "broadcast_to", "broadcast_arrays", "transpose_p", "transpose",
     "permute_dims", "swapaxes", "moveaxis", "squeeze_p", "squeeze", "expand_dims_p", "expand_dims",
-    "concatenate_p", "concatenate", "stack", "pad_p", "pad", "slice_p", "slice_scatter_p", "slice_axis",
+    "concatenate_p", "concatenate", "concat", "stack", "pad_p", "pad", "slice_p", "slice_scatter_p", "slice_axis",
     "static_slice", "flip_p", "flip", "ravel", "bitcast_p", "bitcast",
 ]
 
@@ -68,8 +68,9 @@ def _resolve_shape(shape, size, name="reshape"):
     return shape
 
 
-def reshape(x, shape):
-    """x with a new shape of the same size (one dimension may be -1)."""
+def reshape(x, shape, *, copy=None):
+    """x with a new shape of the same size (one dimension may be -1). Arrays are immutable, so `copy`
+    (the standard's keyword) changes nothing observable: the result never aliases anything writable."""
     x = _operand(x)
     shape = _resolve_shape(shape, _prod(x.shape))
     if shape == x.shape:
@@ -163,10 +164,18 @@ def swapaxes(x, a, b):
 
 
 def moveaxis(x, source, destination):
-    src = normalize_axis(source, x.ndim, "moveaxis")
-    dst = normalize_axis(destination, x.ndim, "moveaxis")
-    perm = [i for i in range(x.ndim) if i != src]
-    perm.insert(dst, src)
+    """x with the axes `source` (an int or a tuple) moved to the positions `destination`, the others
+    keeping their order."""
+    src = tuple(normalize_axis(a, x.ndim, "moveaxis") for a in (source if isinstance(source, (tuple, list)) else (source,)))
+    dst = tuple(normalize_axis(a, x.ndim, "moveaxis")
+                for a in (destination if isinstance(destination, (tuple, list)) else (destination,)))
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source {source} and destination {destination} must have the same length")
+    _family.check_unique_axes("moveaxis", src)
+    _family.check_unique_axes("moveaxis", dst)
+    perm = [i for i in range(x.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
     return transpose(x, perm)
 
 
@@ -275,6 +284,13 @@ def concatenate(arrays, axis=0):
     if len(arrays) == 1:
         return arrays[0]
     return concatenate_p.bind(*arrays, axis=axis)
+
+
+def concat(arrays, /, *, axis=0):
+    """The Array API's concat: join arrays along `axis`; with axis=None the flattened arrays."""
+    if axis is None:
+        return concatenate([ravel(_operand(a)) for a in arrays], 0)
+    return concatenate(arrays, axis)
 
 
 def stack(arrays, axis=0):
