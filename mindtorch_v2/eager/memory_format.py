@@ -7,12 +7,12 @@ tensor of shape (N, C, H, W) keeps a storage of (N, H, W, C) elements, so its st
     x = torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
     x.shape, x.stride()  ->  (2, 3, 4, 5), (60, 1, 15, 3)
 
-Converting builds the permuted copy (with autograd history) and gives it the permuted-back geometry;
-the result owns its storage, as PyTorch's does (it is not a view). `preserve_format` (the default of
+Converting builds the permuted copy (with autograd history) and returns a view of it with the
+permuted-back geometry (PyTorch's result is not a view; here `_base` is the permuted copy, which keeps
+in-place writes with history consistent). `preserve_format` (the default of
 clone and the *_like factories) keeps a dense layout as it is, as PyTorch does.
 """
 from .declare import tensor_method
-from .tensor import contiguous_strides
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
 
@@ -105,10 +105,9 @@ def in_order(t, order):
     inverse = tuple(sorted(range(len(order)), key=lambda i: order[i]))
     dense = t.permute(*order).clone(memory_format=contiguous_format)
     strides = _strides_in(tuple(t.shape), order)
-    out = dense._view_of(tuple(t.shape), strides, 0, record=lambda d: d.permute(*inverse))
-    out._base = None  # owns its storage, as PyTorch's result does (the permuted copy is an intermediate)
-    out._full = strides == contiguous_strides(out._shape)
-    return out
+    # a view of the dense copy: the tape's rule is that a tensor not covering its storage in row-major
+    # order has a base holding the storage's history (PyTorch's result is no view: `_base` differs)
+    return dense._view_of(tuple(t.shape), strides, 0, record=lambda d: d.permute(*inverse))
 
 
 def to_format(t, fmt):
