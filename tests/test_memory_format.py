@@ -107,3 +107,20 @@ def test_module_to_channels_last_keeps_results():
     assert torch.allclose(out, ref, atol=1e-6)
     out.sum().backward()
     assert m[0].weight.grad.shape == (4, 3, 3, 3)
+
+
+def test_writes_with_history_into_a_layout_preserving_clone():
+    """A clone keeping a permuted layout, written in place with history: gradients as for a row-major clone
+    (the property suite found this)."""
+    mask = torch.tensor(np.array([[[True, False], [False, True], [True, True], [False, False]]]))
+    grads = []
+    for fmt in (torch.preserve_format, torch.contiguous_format):
+        base = torch.tensor(np.arange(1.0, 9.0).reshape(2, 1, 4) - 4.5, requires_grad=True)
+        shift = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+        y = base.permute(1, 2, 0).clone(memory_format=fmt)
+        y[()].add_(shift)
+        z = y.abs()
+        z[mask] = torch.tensor(2.0, dtype=torch.float64)
+        z.sum().backward()
+        grads.append((base.grad, shift.grad))
+    assert torch.equal(grads[0][0], grads[1][0]) and torch.equal(grads[0][1], grads[1][1])
