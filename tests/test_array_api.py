@@ -385,3 +385,17 @@ def test_scikit_learn_pca_fits_core_arrays_as_numpy_ones():
                PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]))
     run = subprocess.run([sys.executable, "-c", _PCA_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-3000:]
+
+
+
+def test_sort_returns_the_sorted_array_and_vecdot_conjugates():
+    """The standard's sort returns values only (sort_with_indices gives torch.sort's pair); vecdot is
+    sum(conj(x1) * x2) for complex inputs."""
+    x = xp.asarray([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(xp.sort(x)), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(xp.sort(x, descending=True)), [3.0, 2.0, 1.0])
+    values, idx = xp.sort_with_indices(x)
+    np.testing.assert_array_equal(np.asarray(idx), [1, 2, 0])
+    a = np.array([1 + 2j, 3 - 1j])
+    b = np.array([2 - 1j, 1 + 1j])
+    np.testing.assert_allclose(np.asarray(xp.vecdot(xp.asarray(a), xp.asarray(b))), np.vdot(a, b))

@@ -446,10 +446,10 @@ def _np_index_add(u, i):
 
 def test_sort_and_topk():
     x = r(4, 3, 5)
-    v, i = core.vmap(lambda u: core.sort(u, axis=-1))(a(x))
+    v, i = core.vmap(lambda u: core.sort_with_indices(u, axis=-1))(a(x))
     close(v, np.sort(x, axis=-1))
     assert i.tolist() == np.argsort(x, axis=-1, kind="stable").tolist()
-    v, i = core.vmap(lambda u: core.sort(u, axis=0, descending=True), in_axes=2)(a(x))
+    v, i = core.vmap(lambda u: core.sort_with_indices(u, axis=0, descending=True), in_axes=2)(a(x))
     xm = np.moveaxis(x, 2, 0)
     close(v, -np.sort(-xm, axis=1))
     assert i.tolist() == np.argsort(-xm, axis=1, kind="stable").tolist()

@@ -630,7 +630,7 @@ def count_nonzero(input, dim=None):
 @torch_op
 def sort(input, dim=-1, descending=False, stable=False):
     x = _t(input)
-    values, idx = core.sort(x, _dim(dim, x.ndim) if x.ndim else 0, descending)
+    values, idx = core.sort_with_indices(x, _dim(dim, x.ndim) if x.ndim else 0, descending)
     return return_types.sort(_w(values), _w(idx))
 
 

@@ -21,7 +21,7 @@ from .shape import broadcast_to, expand_dims, reshape, squeeze, static_slice, tr
 
 __all__ = [
     "take_p", "index_add_p", "take", "index_add", "gather_p", "scatter_add_p", "scatter_p", "gather",
-    "take_along_axis", "scatter_add", "scatter", "sort_p", "sort", "argsort", "topk", "getitem", "index_put",
+    "take_along_axis", "scatter_add", "scatter", "sort_p", "sort", "sort_with_indices", "argsort", "topk", "getitem", "index_put",
     "masked_scatter", "at_update",
 ]
 
@@ -374,16 +374,21 @@ def _sort_cpu(x, *, axis, descending):
     return np.take_along_axis(x, idx, axis), idx
 
 
-def sort(x, axis=-1, descending=False, *, stable=True):
-    """(values, indices) sorted along `axis` (stable)."""
+def sort_with_indices(x, axis=-1, descending=False):
+    """(values, indices) sorted along `axis` (stable): torch.sort's pair."""
     x = _family.as_operand(x)
     axis = normalize_axis(axis, x.ndim, "sort") if x.ndim else 0
     return sort_p.bind(x, axis=axis, descending=bool(descending))
 
 
+def sort(x, axis=-1, descending=False, *, stable=True):
+    """x sorted along `axis` (always stable, so `stable` is accepted either way), as the standard's sort."""
+    return sort_with_indices(x, axis, descending)[0]
+
+
 def argsort(x, axis=-1, descending=False, *, stable=True):
     """Indices that sort x along `axis` (always stable, so `stable` is accepted either way)."""
-    return sort(x, axis, descending)[1]
+    return sort_with_indices(x, axis, descending)[1]
 
 
 def topk(x, k, axis=-1, largest=True):
@@ -396,8 +401,8 @@ def topk(x, k, axis=-1, largest=True):
     if x.ndim == 0:
         if k == 0:
             raise ValueError("topk: k=0 is not supported for a 0-d array")
-        return sort(x)
-    values, idx = sort(x, axis, descending=largest)
+        return sort_with_indices(x)
+    values, idx = sort_with_indices(x, axis, descending=largest)
     sl = tuple(slice(0, k) if d == axis else slice(None) for d in range(x.ndim))
     return static_slice(values, sl), static_slice(idx, sl)
 

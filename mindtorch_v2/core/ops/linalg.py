@@ -452,9 +452,11 @@ def _chain_order(dims):
 
 
 def vecdot(a, b, axis=-1):
-    """sum(a * b) along `axis` (batch dims broadcast), in the promoted dtype of a and b. Complex a is not
-    conjugated here, unlike the standard's vecdot: torch.linalg.vecdot conjugates before it calls this."""
+    """sum(conj(a) * b) along `axis` (batch dims broadcast), in the promoted dtype of a and b (the standard's
+    and torch.linalg.vecdot's definition)."""
     a, b = _family.promote("vecdot", a, b)
+    if a.dtype.category == dt.COMPLEX:
+        a = conj(a)
     if a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: the dimensions along axis {axis} differ: {a.shape[axis]} and {b.shape[axis]}")
     return sum(mul(a, b), axis, dtype=a.dtype)

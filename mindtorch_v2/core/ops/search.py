@@ -16,7 +16,7 @@ from . import _family
 from ._family import all_front, normalize_axis
 from .creation import arange, asarray, full, zeros
 from .elementwise import cast, eq, ge, imag, logical_not, minimum, ne, real, sub, where
-from .indexing import index_add, scatter_p, sort, take, take_along_axis
+from .indexing import argsort, index_add, scatter_p, sort, sort_with_indices, take, take_along_axis
 from .reduction import any as _any, cumsum, min as _min
 from .shape import broadcast_to, concatenate, moveaxis, reshape, slice_axis, stack
 
@@ -119,7 +119,7 @@ def isin(element, test_elements, assume_unique=False, invert=False):
     if n == 0:
         found = full(tuple(x.shape), False, dtype=dt.bool_, device=x.device)
     else:
-        s = sort(t)[0]
+        s = sort(t)
         i = minimum(searchsorted(s, x), n - 1)
         found = eq(take(s, i), x)
     return logical_not(found) if invert else found
@@ -190,7 +190,7 @@ def _lexsort_rows(rows):
     perm = arange(n, device=rows.device)
     for c in reversed(range(flat.shape[1])):
         col = take(slice_axis(flat, 1, c, c + 1), perm, axis=0)
-        perm = take(perm, reshape(sort(reshape(col, (n,)))[1], (n,)))
+        perm = take(perm, reshape(argsort(reshape(col, (n,))), (n,)))
     return perm
 
 
@@ -207,7 +207,7 @@ def _unique(name, x, axis, size, fill_value, consecutive):
         perm = _lexsort_rows(stack([real(rows), imag(rows)], 1))
         ordered = take(rows, perm, axis=0)
     elif rows.ndim == 1:
-        ordered, perm = sort(rows)
+        ordered, perm = sort_with_indices(rows)
     else:
         perm = _lexsort_rows(rows)
         ordered = take(rows, perm, axis=0)

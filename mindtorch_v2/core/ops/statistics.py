@@ -17,7 +17,7 @@ from ._family import move_to_front, normalize_axis
 from .creation import zeros
 from .elementwise import (add, cast, ceil, div, eq, floor, floor_divide, ge, le, logical_and, logical_not, lt,
                           maximum, mul, ne, round, sub, where)
-from .indexing import index_add, sort, take_along_axis
+from .indexing import argsort, index_add, sort, take_along_axis
 from .reduction import max, min, sum
 from .shape import broadcast_to, expand_dims, reshape, squeeze
 
@@ -77,7 +77,7 @@ def _select(x, axis, pos, keepdims, ndim):
     if builtins.any(s == 0 for s in x.shape):  # nothing to select from (the empty axis is checked by callers)
         shape = () if ndim == 0 else tuple(1 if a == axis else s for a, s in enumerate(x.shape) if keepdims or a != axis)
         return zeros(shape, dtype=x.dtype, device=x.device), zeros(shape, dtype=dt.int64, device=x.device)
-    order = sort(x, axis)[1]
+    order = argsort(x, axis)
     idx = take_along_axis(order, pos, axis)
     values = take_along_axis(x, idx, axis)
     if ndim == 0:
@@ -177,7 +177,7 @@ def _quantile(name, x, q, axis, keepdims, method, ignore_nan):
     q = cast(q, x.dtype) if q.dtype is not x.dtype else q
     scalar_q = q.ndim == 0
     nq = 1 if scalar_q else q.shape[0]
-    values = sort(x, axis)[0]  # nan sorts last
+    values = sort(x, axis)  # nan sorts last
     nans = sum(_isnan(values), axis, keepdims=True)
     qb = reshape(q, (nq,) + (1,) * x.ndim)
     if ignore_nan:  # rank over the non-nan elements; an all-nan slice reads position 0 (a nan)
