@@ -5,6 +5,7 @@ import threadpoolctl
 from .. import core
 from ..core import dtypes as _dt
 from . import memory_format as _mf
+from .declare import NamedConstant
 from .storage import UntypedStorage
 from .tensor import Size, Tensor
 
@@ -136,19 +137,10 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     return _finish(core.asarray(data, dtype=dtype), requires_grad)
 
 
-class layout:
+class layout(NamedConstant):
     """A tensor's memory layout, as torch.layout; torch.strided (dense, with strides) is the only one here."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"torch.{self.name}"
-
-    def __reduce__(self):
-        return self.name  # the module-level object of that name: unpickles as the same layout
+    __slots__ = ()
 
 
 strided = layout("strided")

@@ -23,6 +23,22 @@ from .tensor import Tensor
 from .writeback import check_result_cast, inplace_method
 
 
+class NamedConstant:
+    """A torch constant known by name (torch.strided, torch.channels_last, ...): printed `torch.<name>`,
+    pickled by name so that unpickling gives the module-level object of that name back."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
 def tensor_method(fn=None, *names):
     """Set fn on Tensor under its own name (or under `names`); returns fn. Usable as a decorator."""
     if isinstance(fn, str):  # @tensor_method("swapdims", ...) on a def

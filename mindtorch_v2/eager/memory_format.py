@@ -12,24 +12,15 @@ permuted-back geometry (PyTorch's result is not a view; here `_base` is the perm
 in-place writes with history consistent). `preserve_format` (the default of
 clone and the *_like factories) keeps a dense layout as it is, as PyTorch does.
 """
-from .declare import tensor_method
+from .declare import NamedConstant, tensor_method
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
 
 
-class memory_format:
+class memory_format(NamedConstant):
     """torch.memory_format: one of torch.contiguous_format, channels_last, channels_last_3d, preserve_format."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"torch.{self.name}"
-
-    def __reduce__(self):
-        return self.name  # the module-level singleton of this name
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")
