@@ -5,6 +5,7 @@ import threadpoolctl
 from .. import core
 from ..core import dtypes as _dt
 from . import memory_format as _mf
+from .inplace import check_scalar_fits
 from .storage import UntypedStorage
 from .tensor import Size, Tensor
 
@@ -47,7 +48,17 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         data = _nested_to_numpy(data)
     if isinstance(data, np.ndarray) and data.dtype == np.float64 and dtype is None:
         dtype = _dt.float64
-    return _finish(core.asarray(data, dtype=dtype, device=device), requires_grad)
+    if dtype is not None and isinstance(data, (list, tuple)) and None in _flat(data):
+        raise TypeError("must be real number, not NoneType")
+    try:
+        return _finish(core.asarray(data, dtype=dtype, device=device), requires_grad)
+    except OverflowError:  # numpy refuses -1 as uint8; torch wraps what fits its check and refuses the rest
+        dtype = _dt.canonicalize(dtype)
+        leaves = _flat(data) if isinstance(data, (list, tuple)) else [data]
+        for x in leaves:
+            check_scalar_fits(x, dtype)
+        wrapped = np.array(data, dtype=np.int64).astype(dtype.np)
+        return _finish(core.asarray(wrapped, device=device), requires_grad)
 
 
 def _flat(data):
@@ -243,6 +254,11 @@ def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memor
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
+    if not isinstance(fill_value, Tensor):
+        dtype = _dt.canonicalize(dtype)
+        check_scalar_fits(fill_value, dtype)
+        if isinstance(fill_value, int) and dtype.category == _dt.INT:  # -1 as uint8 is 255, as torch's cast
+            fill_value = int(np.int64(fill_value).astype(dtype.np))
     return _finish(core.full(tuple(size), fill_value, dtype=dtype, device=_dev(device)), requires_grad)
 
 

@@ -653,6 +653,25 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     return return_types.topk(_w(values), _w(idx))
 
 
+def _check_index_values(idx, size, dim, op):
+    """torch's bounds check of index values (concrete ones: not on meta, not under a transform). Unlike
+    numpy and the core, torch refuses negative indices here. op: "gather" (gather, scatter), "index_select",
+    "index_add"."""
+    v = idx._value()
+    if not isinstance(v, core.Array) or idx.device.type == "meta" or not idx.numel():
+        return
+    a = np.asarray(v)
+    lo, hi = a.min(), a.max()
+    if lo >= 0 and hi < size:
+        return
+    bad = int(lo if lo < 0 else hi)
+    if op == "gather":
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    if op == "index_select" and dim > 0:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    raise IndexError("index out of range in self")
+
+
 def _bounds_as_runtime_error(fn, *args):
     """gather / scatter / index_add report an index out of bounds as a RuntimeError in torch."""
     try:
@@ -664,7 +683,9 @@ def _bounds_as_runtime_error(fn, *args):
 @torch_op(out=True)
 def gather(input, dim, index):
     x = _t(input)
-    return _bounds_as_runtime_error(core.gather, x, _dim(dim, x.ndim), _index(index))
+    d, idx = _dim(dim, x.ndim), _index(index)
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    return _bounds_as_runtime_error(core.gather, x, d, idx)
 
 
 def _index(index):
@@ -689,18 +710,20 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
     _check_same_dtype("scatter", x, src)
     if not isinstance(src, Tensor):
         src = core.full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
-    if reduce == "add":
-        return _bounds_as_runtime_error(core.scatter_add, x, _dim(dim, x.ndim), _index(index), src)
-    if reduce is not None:
+    if reduce is not None and reduce != "add":
         raise RuntimeError(f"scatter: reduce='{reduce}' is not supported (use 'add' or scatter_reduce)")
-    return _bounds_as_runtime_error(core.scatter, x, _dim(dim, x.ndim), _index(index), src)
+    d, idx = _dim(dim, x.ndim), _index(index)
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    return _bounds_as_runtime_error(core.scatter_add if reduce == "add" else core.scatter, x, d, idx, src)
 
 
 @torch_op(inplace=True)
 def scatter_add(input, dim, index, src):
     x = _t(input)
     _check_same_dtype("scatter", x, src)
-    return _bounds_as_runtime_error(core.scatter_add, x, _dim(dim, x.ndim), _index(index), src)
+    d, idx = _dim(dim, x.ndim), _index(index)
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    return _bounds_as_runtime_error(core.scatter_add, x, d, idx, src)
 
 
 @torch_op(out=True)
@@ -709,7 +732,9 @@ def index_select(input, dim, index):
     idx = _index(index)
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return _w(core.take(x, core.reshape(idx, (-1,)), axis=_dim(dim, x.ndim)))
+    d = _dim(dim, x.ndim)
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_select")
+    return _w(core.take(x, core.reshape(idx, (-1,)), axis=d))
 
 
 @torch_op(inplace=True)
@@ -718,7 +743,19 @@ def index_add(input, dim, index, source, *, alpha=1):
     _check_same_dtype("index_add", x, source, "source")
     if alpha != 1:
         source = core.mul(source, alpha)
-    return _bounds_as_runtime_error(core.index_add, x, _index(index), source, _dim(dim, x.ndim))
+    d, idx = _dim(dim, x.ndim), _index(index)
+    if idx.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
+                         f"Long and size: {list(idx.shape)}")
+    src_shape = tuple(source.shape) if isinstance(source, Tensor) else ()
+    if src_shape and d >= len(src_shape):
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{len(src_shape)}")
+    if idx.numel() != (src_shape[d] if src_shape else 1):
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.numel()}) should be equal to source.size(dim): "
+                           f"({src_shape[d] if src_shape else 1}), for dim: {d}")
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_add")
+    return _bounds_as_runtime_error(core.index_add, x, idx, source, d)
 
 
 @torch_op(out=True)
