@@ -151,9 +151,9 @@ def __pow__(self, other): return _forward(ops.pow, self, other)  # noqa: E704
 @tensor_method
 def __rpow__(self, other): return _reflected(ops.pow, self, other)  # noqa: E704
 @tensor_method
-def __matmul__(self, other): return _forward(ops.matmul, self, other)  # noqa: E704
+def __matmul__(self, other): return _forward(ops.matmul, self, other) if isinstance(other, Tensor) else NotImplemented  # noqa: E501,E704
 @tensor_method
-def __rmatmul__(self, other): return _reflected(ops.matmul, self, other)  # noqa: E704
+def __rmatmul__(self, other): return _reflected(ops.matmul, self, other) if isinstance(other, Tensor) else NotImplemented  # noqa: E501,E704
 @tensor_method
 def __neg__(self): return ops.neg(self)  # noqa: E704
 @tensor_method
@@ -204,9 +204,7 @@ tensor_method(inplace_method(ops.bitwise_or, "__ior__"))
 tensor_method(inplace_method(ops.bitwise_xor, "__ixor__"))
 
 
-@tensor_method
-def __imatmul__(self, other):
-    return apply(self, lambda: ops.matmul(original(self, (other,)), other), "__imatmul__")
+# (no __imatmul__: torch has none, so `a @= b` rebinds a to a new tensor and a's views keep the old data)
 
 
 tensor_method(inplace.setitem, "__setitem__")

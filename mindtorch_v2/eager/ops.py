@@ -10,7 +10,7 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
-from .tensor import Size, Tensor, _dim, as_result
+from .tensor import Size, Tensor, _dim, _int_sizes, as_result
 from . import return_types
 from .autocast_state import lower_precision
 from .declare import tensor_method, torch_op, write_out
@@ -296,6 +296,9 @@ def fmod(input, other):
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
+    if isinstance(condition, Tensor) and condition.dtype is not _dt.bool_ and condition.dtype is not _dt.uint8:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{condition.dtype.scalar_name}")
     return _w(core.where(condition, input, other))
 
 
@@ -776,7 +779,10 @@ def nonzero(input, *, as_tuple=False):
     x = _t(input)
     if x.device.type == "meta":
         raise NotImplementedError("nonzero has a data-dependent shape and cannot run on meta tensors")
-    nz = np.nonzero(np.asarray(x._value()))
+    a = np.asarray(x._value())
+    nz = np.nonzero(np.atleast_1d(a))
+    if a.ndim == 0 and not as_tuple:  # one index column per dim: (1, 0) or (0, 0) for a 0-d tensor
+        return Tensor._from_value(core.asarray(np.zeros((int(a != 0), 0), np.int64)))
     if as_tuple:
         return tuple(Tensor._from_value(core.asarray(n.astype(np.int64))) for n in nz)
     return Tensor._from_value(core.asarray(np.stack(nz, 1).astype(np.int64) if nz else np.zeros((1, 0), np.int64)))
@@ -798,9 +804,12 @@ def masked_select(input, mask):
 
 @torch_op(method=False, out=True)
 def cat(tensors, dim=0):
-    tensors = [_t(x) for x in tensors]
+    tensors = [_t(x) for x in _tensor_seq(tensors, "cat")]
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for k, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated")
     ref = builtins.max(tensors, key=lambda x: x.ndim)
     dtype = _dt.result_type(*tensors) if builtins.any(x.dtype is not ref.dtype for x in tensors) else ref.dtype
     # legacy empty tensors (shape (0,)) take part in the dtype only
@@ -823,7 +832,7 @@ concat = concatenate = cat
 
 @torch_op(method=False, out=True)
 def stack(tensors, dim=0):
-    tensors = [_t(x) for x in tensors]
+    tensors = [_t(x) for x in _tensor_seq(tensors, "stack")]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, x in enumerate(tensors):
@@ -840,13 +849,27 @@ def stack(tensors, dim=0):
 
 @torch_op(method=False, out=True)
 def hstack(tensors):
-    tensors = [_t(x) for x in tensors]
+    tensors = [_t(x) for x in _tensor_seq(tensors, "hstack")]
+    if not tensors:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    tensors = [x.reshape(1) if x.ndim == 0 else x for x in tensors]  # atleast_1d
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 @torch_op(method=False, out=True)
 def vstack(tensors):
-    return cat([x if x.ndim > 1 else x.reshape(1, -1) for x in (_t(t) for t in tensors)], 0)
+    tensors = [_t(x) for x in _tensor_seq(tensors, "vstack")]
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat([x if x.ndim > 1 else x.reshape(1, -1) for x in tensors], 0)
+
+
+def _tensor_seq(tensors, op):
+    """torch's parser for a `tensors` argument: a list or tuple (not a tensor, not a generator)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    return tensors
 
 
 @torch_op
@@ -882,7 +905,9 @@ def _triangle(input, diagonal, lower):
 
 @torch_op
 def repeat(self, *sizes):
-    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+    sizes = _int_sizes(sizes, "repeat", "repeats")
     if len(sizes) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
@@ -985,6 +1010,9 @@ def inner(input, other):
 
 @torch_op(out=True)
 def outer(input, vec2):
+    for name, v in (("self", input), ("vec2", vec2)):
+        if isinstance(v, Tensor) and v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
     return _w(core.outer(_t(input), _t(vec2)))
 
 

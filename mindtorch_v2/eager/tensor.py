@@ -658,6 +658,8 @@ ForkingPickler.register(Tensor, reduce_for_process)
 
 
 def _dim(d, ndim):
+    if d.__class__ is not int:
+        d = _index_arg(d, "dim", "must be int")
     n = max(ndim, 1)
     if not -n <= d < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
@@ -665,3 +667,30 @@ def _dim(d, ndim):
 
 
 as_result = Tensor._wrap  # the eager modules' name for it
+
+
+def _index_arg(v, what, rule):
+    """v as an int where torch's parser wants one (a numpy integer or an integer 0-d tensor passes; a float,
+    bool, str or None is the parser's TypeError)."""
+    if isinstance(v, (bool, np.bool_)) or not hasattr(type(v), "__index__"):
+        raise TypeError(f"argument '{what}' {rule}, not {type(v).__name__}")
+    return v.__index__()
+
+
+def _int_sizes(args, op, what="size"):
+    """The sizes from f(2, 3), f((2, 3)) or f([2, 3]) as a tuple of python ints, with the TypeError of torch's
+    argument parser for anything else (f(2.5), f('6'), f((2.5,)), f(None))."""
+    seq = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    if len(args) == 1 and not isinstance(args[0], (tuple, list)) and (
+            isinstance(args[0], (bool, np.bool_)) or not hasattr(type(args[0]), "__index__")):
+        raise TypeError(f"{op}(): argument '{what}' (position 1) must be tuple of ints, not "
+                        f"{type(args[0]).__name__}")
+    out = []
+    for i, s in enumerate(seq):
+        if s.__class__ is not int:
+            if isinstance(s, (bool, np.bool_)) or not hasattr(type(s), "__index__"):
+                raise TypeError(f"{op}(): argument '{what}' (position 1) must be tuple of ints, but found element "
+                                f"of type {type(s).__name__} at pos {i}")
+            s = s.__index__()
+        out.append(s)
+    return tuple(out)

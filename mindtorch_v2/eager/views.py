@@ -11,7 +11,7 @@ from .. import core
 from ..core import reshape_p
 from .declare import tensor_method, torch_op
 from .memory_format import contiguous_format, to_format
-from .tensor import Tensor, _dim, contiguous_strides
+from .tensor import Tensor, _dim, _int_sizes, contiguous_strides
 
 __all__ = [
     "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
@@ -41,8 +41,8 @@ def _shape_args(args):
     return tuple(args)
 
 
-def _int_shape(shape):
-    return tuple(int(s) for s in shape)
+def _int_shape(shape, op="view", what="size"):
+    return _int_sizes((shape,), op, what)
 
 
 def _infer_view_shape(shape, numel, op):
@@ -102,7 +102,7 @@ def view(self, *shape, dtype=None):
         return view_as_dtype(self, dtype)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
         return view_as_dtype(self, shape[0])  # view(dtype): the same bits read as another dtype
-    shape = _infer_view_shape(_shape_args(shape), self.numel(), "view")
+    shape = _infer_view_shape(_int_sizes(shape, "view"), self.numel(), "view")
     old_shape, old_strides, offset = self._geometry()
     strides = _view_strides(shape, old_shape, old_strides)
     if strides is None:
@@ -114,7 +114,7 @@ def view(self, *shape, dtype=None):
 @torch_op
 def reshape(self, *shape):
     """A view when the strides allow it, else a copy."""
-    shape = _infer_view_shape(_shape_args(shape), self.numel(), "reshape")
+    shape = _infer_view_shape(_int_sizes(shape, "reshape", "shape"), self.numel(), "reshape")
     old_shape, old_strides, offset = self._geometry()
     strides = _view_strides(shape, old_shape, old_strides)
     if strides is None:
@@ -149,10 +149,10 @@ def permute(self, *dims):
 
 @torch_op(aliases=("swapaxes", "swapdims"))
 def transpose(self, dim0, dim1):
+    a, b = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
     if self.ndim == 0:
         return _view(self, (), (), self._offset, _same)
     perm = list(range(self.ndim))
-    a, b = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
     perm[a], perm[b] = perm[b], perm[a]
     return permute(self, *perm)
 
@@ -166,7 +166,9 @@ def t(self):
 
 @tensor_method
 def expand(self, *sizes):
-    sizes = _int_shape(_shape_args(sizes))
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
+    sizes = _int_sizes(sizes, "expand")
     if len(sizes) < self.ndim:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "
                            f"the number of dimensions in the tensor ({self.ndim})")
@@ -207,8 +209,8 @@ def squeeze(self, dim=None):
         axes = tuple(i for i, s in enumerate(shape) if s == 1)
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        axes = tuple(sorted({_dim(d, self.ndim) for d in dims if self.ndim} - {None}))
-        axes = tuple(a for a in axes if shape[a] == 1)  # torch ignores non-size-1 dims
+        axes = tuple(sorted({_dim(d, self.ndim) for d in dims}))  # (0 and -1 are valid dims of a 0-d tensor)
+        axes = tuple(a for a in axes if self.ndim and shape[a] == 1)  # torch ignores non-size-1 dims
     if not axes:
         return _view(self, shape, strides, offset, _same)
     keep = [i for i in range(len(shape)) if i not in axes]
@@ -227,6 +229,10 @@ def unsqueeze(self, dim):
 
 @torch_op
 def narrow(self, dim, start, length):
+    if self.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = _dim(dim, self.ndim)
     size = self._shape[d]
     start = int(start)
@@ -301,6 +307,8 @@ def unfold(self, dimension, size, step):
     d = _dim(dimension, max(self.ndim, 1)) if self.ndim else 0
     shape, strides, offset = self._geometry()
     length = shape[d] if self.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if size > length:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
     if step <= 0:
@@ -319,6 +327,10 @@ def unfold(self, dimension, size, step):
 
 @torch_op
 def split(self, split_size_or_sections, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if isinstance(split_size_or_sections, int) and split_size_or_sections < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size_or_sections}")
     d = _dim(dim, self.ndim)
     size = self._shape[d]
     if isinstance(split_size_or_sections, int):
@@ -340,6 +352,8 @@ def split(self, split_size_or_sections, dim=0):
 
 @torch_op
 def chunk(self, chunks, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _dim(dim, self.ndim)
@@ -372,8 +386,11 @@ def flatten(self, start_dim=0, end_dim=-1):
 @torch_op
 def unflatten(self, dim, sizes):
     """dim split into `sizes` (one of them may be -1): a view when the strides allow it."""
+    if self.ndim == 0:
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+                           "dimensions")
     d = _dim(dim, self.ndim)
-    sizes = _int_shape(sizes)
+    sizes = _int_shape(sizes, "unflatten", "sizes")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     n = self._shape[d] if self.ndim else 1
@@ -405,6 +422,8 @@ def movedim(self, source, destination):
     for name, dims, given in (("source", src, source), ("destination", dst, destination)):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    if self.ndim == 0:
+        return _view(self, (), (), self._offset, _same)
     order = [i for i in range(self.ndim) if i not in src]
     perm = [None] * self.ndim
     for s, d_ in zip(src, dst):

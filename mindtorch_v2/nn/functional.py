@@ -369,8 +369,13 @@ def _affine(out, weight, bias, shape):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize over every dim but 1 with batch statistics (training; updates the running stats in place,
     the variance unbiased) or the running statistics (eval)."""
-    if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected at least 2D input (got {input.ndim}D input)")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(f"{'running_mean' if running_mean is None else 'running_var'} must be defined in "
+                           "evaluation mode")
+    if input.ndim < 2:  # torch's own errors: its batch-size check reads size[0], then the kernel dim 1
+        if input.ndim == 0 and training:
+            raise IndexError("tuple index out of range")
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     c = input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
