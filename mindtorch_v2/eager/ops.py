@@ -476,7 +476,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     _check_float_for_var(_t(input))
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    return _w(core.var(x, axis, _correction(unbiased, correction), keepdim))
+    return _w(_in_float64(core.var, x, axis, _correction(unbiased, correction), keepdim))
 
 
 @torch_op(out=True)
@@ -485,7 +485,15 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     _check_float_for_var(_t(input))
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    return _w(core.std(x, axis, _correction(unbiased, correction), keepdim))
+    return _w(_in_float64(core.std, x, axis, _correction(unbiased, correction), keepdim))
+
+
+def _in_float64(fn, x, *args):
+    """fn(x, *args) accumulated in float64 for a float32 x and rounded once, as torch's cpu var/std kernels
+    (Welford in double): the std of [1e20, -1e20, 1e20] is 1.15e20, not the inf of a float32 square."""
+    if x.dtype is not _dt.float32:
+        return fn(x, *args)
+    return core.cast(fn(core.cast(x, _dt.float64), *args), _dt.float32)
 
 
 def _extremum(name, core_reduce, core_arg, core_pair, rtype):

@@ -125,9 +125,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
         return max(abs(x), axis, keepdims)
     if ord == -math.inf:
         return min(abs(x), axis, keepdims)
-    if ord == 0:
-        return sum(cast(gt(abs(x), 0.0), x.dtype), axis, keepdims)
-    if isinstance(ord, (int, float)) and ord > 0:
+    if ord == 0:  # the count of non-zeros, NaN included (NaN != 0)
+        return sum(cast(ne(x, 0.0), x.dtype), axis, keepdims)
+    if isinstance(ord, (int, float)) and not isinstance(ord, bool):
         return pow(sum(pow(abs(x), float(ord)), axis, keepdims), 1.0 / ord)
     raise ValueError(f"norm: unsupported ord {ord!r}")
 
