@@ -755,6 +755,11 @@ ISSUE_CASES = {
                       "Dimension out of range"),
     "batch_norm_eval_no_stats": (lambda L: L.nn.functional.batch_norm(L.ones(2, 3), None, None),
                                  "running_mean must be defined in evaluation mode"),
+    "std_huge": (lambda L: L.tensor([1e20, -1e20, 1e20]).std(), None),
+    "var_huge_dim": (lambda L: L.tensor([[1e20, -1e20, 1e20]]).var(1), None),
+    "norm_p0_nan": (lambda L: L.tensor([1., float("nan"), 0.]).norm(p=0), None),
+    "norm_neg_p": (lambda L: L.tensor([1., 2., 4.]).norm(p=-1), None),
+    "cumsum_inf": (lambda L: L.tensor([1., float("inf"), 1., float("-inf")]).cumsum(0), None),
     "dim_float": (lambda L: L.ones(2, 2).transpose(1.0, 0), "must be int"),
 }
 
