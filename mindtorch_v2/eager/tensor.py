@@ -104,9 +104,9 @@ def record_node(prim, params, args, vals, out):
         if out.dtype.category >= _FLOAT:  # floating and complex outputs carry gradients
             t._grad_fn = node
             t._rg = True
-        if "out" in reads:
-            node.out_saved = [_hooked(hooks, t, (node, 0), True) if hooks is not None
-                              else Saved(out, t._storage.version, 0, (node, 0), True)]
+        if "out" in reads:  # (the edge names no node: node -> out_saved -> node would be a reference cycle)
+            node.out_saved = [_hooked(hooks, t, (None, 0), True) if hooks is not None
+                              else Saved(out, t._storage.version, 0, (None, 0), True)]
         return t
     node = Node(prim, params, edges, saved, specs, tuple((o.shape, o.dtype, o.device) for o in out))
     results = []
@@ -118,8 +118,8 @@ def record_node(prim, params, args, vals, out):
             t._rg = True
         results.append(t)
     if "out" in reads:
-        node.out_saved = [_hooked(hooks, t, (node, k), True) if hooks is not None
-                          else Saved(o, t._storage.version, 0, (node, k), True)
+        node.out_saved = [_hooked(hooks, t, (None, k), True) if hooks is not None
+                          else Saved(o, t._storage.version, 0, (None, k), True)
                           for k, (o, t) in enumerate(zip(out, results))]
     return tuple(results)
 
@@ -227,7 +227,8 @@ class Tensor:
         node, nr = edge
         if node is not None:
             if type(node) is AccumulateGrad:
-                return node.variable if node.variable._value() is value else _alias_leaf(node, value)
+                leaf = node.variable
+                return leaf if leaf is not None and leaf._value() is value else _alias_leaf(node, value)
             t._grad_fn, t._output_nr, t._rg = node, nr, True
         return t
 

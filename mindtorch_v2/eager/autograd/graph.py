@@ -5,6 +5,7 @@ edges of its inputs), and what its VJP rules read, saved with the version of the
 tensor it came from. `AccumulateGrad` is the sink for a leaf tensor.
 """
 import itertools
+import weakref
 
 from ...core import aval as _core_aval
 from . import saved_hooks
@@ -114,14 +115,21 @@ class Node:
 class AccumulateGrad:
     """The sink of a leaf tensor: adds incoming gradients into `variable.grad`."""
 
-    __slots__ = ("variable", "seq", "pre_hooks", "hooks", "next_functions", "__weakref__")
+    __slots__ = ("_variable", "seq", "pre_hooks", "hooks", "next_functions", "__weakref__")
 
     def __init__(self, variable):
-        self.variable = variable
+        # weak: the leaf holds its sink (tensor._acc), so a strong reference back would be a reference
+        # cycle keeping every leaf and its graph alive until the cycle collector runs
+        self._variable = weakref.ref(variable)
         self.seq = next(_seq)
         self.pre_hooks = None
         self.hooks = None
         self.next_functions = ()
+
+    @property
+    def variable(self):
+        """The leaf tensor (None once it is gone: there is then no .grad to accumulate into)."""
+        return self._variable()
 
     def name(self):
         return "AccumulateGrad"
