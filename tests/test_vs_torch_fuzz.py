@@ -786,3 +786,35 @@ def test_issue13_case_matches_torch(case):
     assert isinstance(got, BaseException), f"{case}: torch raised {golden}, mindtorch returned {got!r}"
     assert golden.matches(got, exact=True), f"{case}: torch raised {golden}; mindtorch {type(got).__name__}({got})"
     assert words in str(got), f"{case}: {words!r} not in {got}"
+
+
+# ---------------------------------------------------------------------------
+# grad_fn names: torch's op names (MeanBackward0, TBackward0), not the primitives an op is built from
+
+GRAD_FN = {
+    "add": lambda L, x: x + 1, "sum": lambda L, x: x.sum(), "sum_dim": lambda L, x: x.sum(1),
+    "mean": lambda L, x: x.mean(), "mean_dim": lambda L, x: x.mean(1), "std": lambda L, x: x.std(),
+    "var_dim": lambda L, x: x.var(1), "t": lambda L, x: x.t(), "transpose": lambda L, x: x.transpose(0, 1),
+    "permute": lambda L, x: x.permute(1, 0), "view": lambda L, x: x.view(12), "reshape": lambda L, x: x.reshape(12),
+    "flatten": lambda L, x: x.flatten(), "select": lambda L, x: x.select(0, 1), "unsqueeze": lambda L, x: x.unsqueeze(0),
+    "squeeze": lambda L, x: x.unsqueeze(0).squeeze(), "squeeze_dim": lambda L, x: x.unsqueeze(0).squeeze(0),
+    "squeeze_dims": lambda L, x: x.unsqueeze(0).squeeze((0,)), "expand": lambda L, x: x[:1].expand(3, 4),
+    "relu": lambda L, x: x.relu(), "softmax": lambda L, x: x.softmax(1), "log_softmax": lambda L, x: x.log_softmax(1),
+    "mm": lambda L, x: x.mm(x.t()), "matmul_2d": lambda L, x: x @ x.t(), "clamp": lambda L, x: x.clamp(0, 1),
+    "clamp_tensor": lambda L, x: x.clamp(L.zeros(4)), "max": lambda L, x: x.max(), "min": lambda L, x: x.min(),
+    "amax": lambda L, x: x.amax(1), "cat": lambda L, x: L.cat([x, x]), "stack": lambda L, x: L.stack([x, x]),
+    "stack_last": lambda L, x: L.stack([x, x], 2), "norm": lambda L, x: x.norm(), "clone": lambda L, x: x.clone(),
+    "contiguous": lambda L, x: x.t().contiguous(), "to_double": lambda L, x: x.double(),
+    "split": lambda L, x: x.split(2)[1], "chunk": lambda L, x: x.chunk(2, 1)[0],
+    "contiguous_is_self": lambda L, x: (x * 1).contiguous(), "mean_of_leaf_view": lambda L, x: x[0].mean(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GRAD_FN))
+def test_grad_fn_name_matches_torch(case):
+    def name(L):
+        x = L.from_numpy(np.arange(12.0, dtype=np.float32).reshape(3, 4)).requires_grad_()
+        return GRAD_FN[case](L, x).grad_fn.name()
+    golden = GOLDEN(lambda: name(torch_lib()))
+    if not GOLDEN.recording:
+        assert name(mt) == golden

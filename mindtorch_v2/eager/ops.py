@@ -10,7 +10,7 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
-from .tensor import Size, Tensor, _dim, _int_sizes, as_result
+from .tensor import Size, Tensor, _dim, _int_sizes, _named, as_result
 from . import return_types
 from .autocast_state import lower_precision
 from .declare import tensor_method, torch_op, write_out
@@ -140,7 +140,7 @@ _square = _unary(core.square)
 def relu(input):
     if input.dtype is _dt.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    return _relu(input)
+    return _named(_relu(input), "ReluBackward0", input)
 
 
 @torch_op(inplace=True, out=True)
@@ -317,7 +317,8 @@ def clamp(input, min=None, max=None):  # noqa: A002
     if x.dtype is _dt.bool_ and not (len(bounds) == 1 and isinstance(bounds[0], Tensor)) \
             and _dt.result_type(x, *bounds) is _dt.bool_:  # (one bool tensor bound works: clamp_min / _max)
         raise UnsupportedDTypeError('"clamp_cpu" not implemented for \'Bool\'')
-    return _w(core.clamp(x, min, max))
+    tensor_bound = isinstance(min, Tensor) or isinstance(max, Tensor)
+    return _named(_w(core.clamp(x, min, max)), "ClampBackward0" if tensor_bound else "ClampBackward1", x)
 
 
 clip = clamp
@@ -435,7 +436,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     if dtype is not None:
         x = core.cast(x, dtype)
-    return _with_dtype(core.sum(x, axis, keepdim), dtype)
+    out = _with_dtype(core.sum(x, axis, keepdim), dtype)
+    return out if dim is None else _named(out, "SumBackward1", input)
 
 
 @torch_op(out=True)
@@ -455,7 +457,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {x.dtype.scalar_name}")
     x, axis, keepdim = _reduce_args(x, dim, keepdim)
-    return _w(core.mean(x, axis, keepdim))
+    return _named(_w(core.mean(x, axis, keepdim)), "MeanBackward0" if dim is None else "MeanBackward1", input)
 
 
 
@@ -476,7 +478,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     _check_float_for_var(_t(input))
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    return _w(_in_float64(core.var, x, axis, _correction(unbiased, correction), keepdim))
+    return _named(_w(_in_float64(core.var, x, axis, _correction(unbiased, correction), keepdim)), "VarBackward0")
 
 
 @torch_op(out=True)
@@ -485,7 +487,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     _check_float_for_var(_t(input))
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    return _w(_in_float64(core.std, x, axis, _correction(unbiased, correction), keepdim))
+    return _named(_w(_in_float64(core.std, x, axis, _correction(unbiased, correction), keepdim)), "StdBackward0")
 
 
 def _in_float64(fn, x, *args):
@@ -511,7 +513,7 @@ def _extremum(name, core_reduce, core_arg, core_pair, rtype):
             if x.numel() == 0:
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                    "Specify the reduction dim with the 'dim' argument.")
-            return _w(core_reduce(x))
+            return _named(_w(core_reduce(x)), f"{name.capitalize()}Backward1", x)
         d = _dim(dim, x.ndim)
         _check_nonempty(name, x, d)
         if x.ndim == 0:
@@ -533,7 +535,7 @@ min = torch_op(_extremum('min', core.min, core.argmin, core.minimum, return_type
 def amax(input, dim=(), keepdim=False):
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     _check_nonempty("amax", x, axis, RuntimeError)
-    return _w(core.max(x, axis, keepdim))
+    return _named(_w(core.max(x, axis, keepdim)), "AmaxBackward0", input)
 
 
 @torch_op(out=True)
@@ -602,14 +604,15 @@ def _softmax_input(input, dtype, name):
 def softmax(input, dim, dtype=None):
     x = _softmax_input(input, dtype, "softmax")
     d = _dim(dim, x.ndim)
-    return _w(core.softmax(x, d)) if x.dtype.category == _FLOAT else x.clone()
+    return _named(_w(core.softmax(x, d)), "SoftmaxBackward0", input) if x.dtype.category == _FLOAT else x.clone()
 
 
 @torch_op
 def log_softmax(input, dim, dtype=None):
     x = _softmax_input(input, dtype, "log_softmax")
     d = _dim(dim, x.ndim)
-    return _w(core.log_softmax(x, d)) if x.dtype.category == _FLOAT else x.clone()
+    return (_named(_w(core.log_softmax(x, d)), "LogSoftmaxBackward0", input) if x.dtype.category == _FLOAT
+            else x.clone())
 
 
 @torch_op(out=True)
@@ -625,7 +628,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return _w(core.linalg.matrix_norm(x, "nuc", axes, bool(keepdim)))
     x, axis, keepdim = _reduce_args(x, dim, keepdim)
     ord_ = 2 if p in ("fro", None) else (math.inf if p in ("inf", float("inf")) else p)
-    return _w(core.norm(x, ord_, axis, keepdim))
+    return _named(_w(core.norm(x, ord_, axis, keepdim)), "LinalgVectorNormBackward0", x)
 
 
 @torch_op
@@ -832,7 +835,7 @@ def cat(tensors, dim=0):
             if i != d and a != b:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {b} but "
                                    f"got size {a} for tensor number {k} in the list.")
-    return _w(core.concatenate(tensors, d))
+    return _named(_w(core.concatenate(tensors, d)), "CatBackward0", *tensors)
 
 
 concat = concatenate = cat
@@ -851,8 +854,10 @@ def stack(tensors, dim=0):
     shape = tuple(tensors[0].shape)
     if d < len(shape):  # one concatenate along d, then split d into (n, size): two nodes, not 2n
         joined = core.concatenate(tensors, d)
-        return _w(core.reshape(joined, shape[:d] + (len(tensors), shape[d]) + shape[d + 1:]))
-    return cat([x.unsqueeze(d) for x in tensors], d)
+        out = _w(core.reshape(joined, shape[:d] + (len(tensors), shape[d]) + shape[d + 1:]))
+    else:
+        out = cat([x.unsqueeze(d) for x in tensors], d)
+    return _named(out, "StackBackward0", *tensors)
 
 
 @torch_op(method=False, out=True)
@@ -964,7 +969,8 @@ def matmul(input, other):
     if input.dtype is _dt.bool_ and input.numel() and other.numel():
         raise UnsupportedDTypeError('"matmul" not implemented for \'Bool\'')
     try:
-        return _w(core.matmul(input, other))
+        out = _w(core.matmul(input, other))
+        return _named(out, "MmBackward0", input, other) if input.ndim == 2 and other.ndim == 2 else out
     except ValueError as e:  # the core's shape errors: RuntimeError in torch
         raise RuntimeError(str(e)) from None
 

@@ -670,6 +670,15 @@ def _dim(d, ndim):
 as_result = Tensor._wrap  # the eager modules' name for it
 
 
+def _named(out, name, *inputs):
+    """out, its grad_fn named as torch names the node of the op that made it ("MeanBackward0" for a mean
+    built from sum and div); a node out shares with an input (an op returning its input) keeps its name."""
+    node = out._grad_fn if isinstance(out, Tensor) else None
+    if type(node) is Node and all(node is not getattr(i, "_grad_fn", None) for i in inputs):
+        node.torch_name = name
+    return out
+
+
 def _index_arg(v, what, rule):
     """v as an int where torch's parser wants one (a numpy integer or an integer 0-d tensor passes; a float,
     bool, str or None is the parser's TypeError)."""

@@ -11,7 +11,7 @@ from .. import core
 from ..core import reshape_p
 from .declare import tensor_method, torch_op
 from .memory_format import contiguous_format, to_format
-from .tensor import Tensor, _dim, _int_sizes, contiguous_strides
+from .tensor import Tensor, _dim, _int_sizes, _named, contiguous_strides
 
 __all__ = [
     "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
@@ -108,7 +108,7 @@ def view(self, *shape, dtype=None):
     if strides is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-    return _view(self, shape, strides, offset, lambda t: core.reshape(t, shape))
+    return _named(_view(self, shape, strides, offset, lambda t: core.reshape(t, shape)), "ViewBackward0", self)
 
 
 @torch_op
@@ -119,7 +119,7 @@ def reshape(self, *shape):
     strides = _view_strides(shape, old_shape, old_strides)
     if strides is None:
         return Tensor._wrap(core.reshape(self, shape))
-    return _view(self, shape, strides, offset, lambda t: core.reshape(t, shape))
+    return _named(_view(self, shape, strides, offset, lambda t: core.reshape(t, shape)), "ViewBackward0", self)
 
 
 @tensor_method
@@ -143,8 +143,8 @@ def permute(self, *dims):
     if len(set(perm)) != len(perm):
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {dims}")
     shape, strides, offset = self._geometry()
-    return _view(self, tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset,
-                 lambda t: core.transpose(t, perm))
+    return _named(_view(self, tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset,
+                        lambda t: core.transpose(t, perm)), "PermuteBackward0", self)
 
 
 @torch_op(aliases=("swapaxes", "swapdims"))
@@ -154,14 +154,15 @@ def transpose(self, dim0, dim1):
         return _view(self, (), (), self._offset, _same)
     perm = list(range(self.ndim))
     perm[a], perm[b] = perm[b], perm[a]
-    return permute(self, *perm)
+    return _named(permute(self, *perm), "TransposeBackward0", self)
 
 
 @torch_op
 def t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return transpose(self, 0, 1) if self.ndim == 2 else _view(self, *self._geometry(), _same)
+    return _named(transpose(self, 0, 1) if self.ndim == 2 else _view(self, *self._geometry(), _same), "TBackward0",
+                  self)
 
 
 @tensor_method
@@ -194,7 +195,8 @@ def expand(self, *sizes):
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(shape)}")
     target = tuple(new_shape)
-    return _view(self, target, tuple(new_strides), offset, lambda x: core.broadcast_to(x, target))
+    return _named(_view(self, target, tuple(new_strides), offset, lambda x: core.broadcast_to(x, target)),
+                  "ExpandBackward0", self)
 
 
 @tensor_method
@@ -214,8 +216,10 @@ def squeeze(self, dim=None):
     if not axes:
         return _view(self, shape, strides, offset, _same)
     keep = [i for i in range(len(shape)) if i not in axes]
-    return _view(self, tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), offset,
-                 lambda x: core.squeeze(x, axes))
+    return _named(_view(self, tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), offset,
+                        lambda x: core.squeeze(x, axes)),
+                  "SqueezeBackward0" if dim is None else f"SqueezeBackward{2 if isinstance(dim, (tuple, list)) else 1}",
+                  self)
 
 
 @torch_op
@@ -223,8 +227,8 @@ def unsqueeze(self, dim):
     d = _dim(dim, self.ndim + 1)
     shape, strides, offset = self._geometry()
     new_stride = strides[d] * shape[d] if d < len(shape) else 1
-    return _view(self, shape[:d] + (1,) + shape[d:], strides[:d] + (new_stride,) + strides[d:], offset,
-                 lambda x: core.expand_dims(x, d))
+    return _named(_view(self, shape[:d] + (1,) + shape[d:], strides[:d] + (new_stride,) + strides[d:], offset,
+                        lambda x: core.expand_dims(x, d)), "UnsqueezeBackward0", self)
 
 
 @torch_op
@@ -266,8 +270,8 @@ def select(self, dim, index):
     i %= size
     shape, strides, offset = self._geometry()
     key = (slice(None),) * d + (i,)
-    return _view(self, shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], offset + i * strides[d],
-                 lambda x: core.getitem(x, key))
+    return _named(_view(self, shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], offset + i * strides[d],
+                        lambda x: core.getitem(x, key)), "SelectBackward0", self)
 
 
 @torch_op
@@ -345,7 +349,7 @@ def split(self, split_size_or_sections, dim=0):
                                f"at dimension {d}), but got split_sizes={sections}")
     out, start = [], 0
     for s in sections:
-        out.append(_slice_view(self, d, start, start + s, 1))
+        out.append(_named(_slice_view(self, d, start, start + s, 1), "SplitBackward0", self))
         start += s
     return tuple(out)
 

@@ -63,7 +63,7 @@ class Node:
     """A recorded operation (PyTorch's grad_fn)."""
 
     __slots__ = ("prim", "params", "next_functions", "saved", "in_specs", "out_saved", "out_specs",
-                 "seq", "freed", "pre_hooks", "hooks", "__weakref__")
+                 "seq", "freed", "pre_hooks", "hooks", "torch_name", "__weakref__")
 
     def __init__(self, prim, params, next_functions, saved, in_specs, out_specs):
         self.prim = prim
@@ -77,6 +77,7 @@ class Node:
         self.freed = False
         self.pre_hooks = None       # {output_nr: [hook]} from Tensor.register_hook
         self.hooks = None
+        self.torch_name = None      # the torch op's node name when it is not the primitive's (MeanBackward0)
 
     @property
     def n_outputs(self):
@@ -92,7 +93,7 @@ class Node:
         return [_aval(spec) for spec in self.out_specs]
 
     def name(self):
-        return f"{_camel(self.prim.name)}Backward0"
+        return self.torch_name or f"{_camel(self.prim.name)}Backward0"
 
     def __repr__(self):
         return f"<{self.name()} object>"
