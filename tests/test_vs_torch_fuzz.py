@@ -694,6 +694,20 @@ def _setitem_none(L):
     x[0] = None
 
 
+def _no_grad_view(L, x):
+    with L.no_grad():
+        v = x[:2]
+    return v if v.requires_grad and v.grad_fn is None and v.is_leaf else None
+
+
+def _no_grad_view_backward(L):
+    x = L.ones(3, requires_grad=True)
+    with L.no_grad():
+        v = x[:2]
+    (v * 3).sum().backward()
+    return v.grad, x.grad
+
+
 ISSUE_CASES = {
     "full_nan_int": (lambda L: L.full((2,), float("nan"), dtype=L.int64), "without overflow"),
     "fill_nan_int": (lambda L: L.zeros(2, dtype=L.int64).fill_(float("nan")), "without overflow"),
@@ -760,6 +774,11 @@ ISSUE_CASES = {
     "norm_p0_nan": (lambda L: L.tensor([1., float("nan"), 0.]).norm(p=0), None),
     "norm_neg_p": (lambda L: L.tensor([1., 2., 4.]).norm(p=-1), None),
     "cumsum_inf": (lambda L: L.tensor([1., float("inf"), 1., float("-inf")]).cumsum(0), None),
+    "no_grad_view_requires_grad": (lambda L: _no_grad_view(L, L.ones(3, requires_grad=True)), None),
+    "no_grad_view_of_nonleaf": (lambda L: _no_grad_view(L, L.ones(3, requires_grad=True) * 1), None),
+    "no_grad_view_inplace_with_grad": (lambda L: _no_grad_view(L, L.ones(3, requires_grad=True) * 1).mul_(2),
+                                       "A view was created in no_grad mode"),
+    "no_grad_view_backward": (lambda L: _no_grad_view_backward(L), None),
     "dim_float": (lambda L: L.ones(2, 2).transpose(1.0, 0), "must be int"),
 }
 

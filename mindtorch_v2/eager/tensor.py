@@ -164,6 +164,11 @@ _CROSS_PROCESS_NON_LEAF = ("Cowardly refusing to serialize non-leaf tensor which
                            "detach() on the tensor before serializing (e.g., putting it on the queue).")
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_NO_GRAD_VIEW_INPLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
+    "(if you want the inplace to be tracked).")
 _INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
                     "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
                     "normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
@@ -180,6 +185,9 @@ class Tensor:
                  "_rg", "_grad", "_retains_grad", "_acc", "_view_version", "__dict__", "__weakref__")
     __array_priority__ = 1000
     __mt_bind__ = staticmethod(tensor_bind)
+    # a view made under no_grad of a tensor that requires grad: it requires grad as a leaf of its own (no
+    # history, none rebuilt from its base), and in-place ops on it with grad mode on are refused, as in torch
+    _created_in_no_grad = False
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and args:  # the legacy constructor: Tensor(data) or Tensor(*size), default dtype
@@ -250,9 +258,13 @@ class Tensor:
         v._retains_grad = False
         v._acc = None
         v._view_version = st.version.value
-        if self._rg and record is not None and grad_mode.is_grad_enabled():
-            tmp = record(self)
-            v._grad_fn, v._output_nr, v._rg = tmp._grad_fn, tmp._output_nr, tmp._rg
+        if self._rg and record is not None:
+            if grad_mode.is_grad_enabled():
+                tmp = record(self)
+                v._grad_fn, v._output_nr, v._rg = tmp._grad_fn, tmp._output_nr, tmp._rg
+            elif v.dtype.category >= _FLOAT:
+                v._rg = True
+                v._created_in_no_grad = True
         return v
 
     # ------------------------------------------------------------------
@@ -527,7 +539,7 @@ class Tensor:
         """A view whose storage was written since its history was taken reads as_strided of its base."""
         base = self._base
         version = self._storage.version.value
-        if self._view_version == version or not base._rg:
+        if self._view_version == version or not base._rg or self._created_in_no_grad:
             return
         shape, strides, offset = self._geometry()
         out = record_node(as_strided_p, {"shape": shape, "strides": strides, "offset": offset},
@@ -540,6 +552,8 @@ class Tensor:
             self._refresh_view_history()
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
+        if self._created_in_no_grad:  # torch gives such a view no grad accumulator: gradients stop here
+            return _NO_EDGE
         if self._acc is None:
             self._acc = AccumulateGrad(self)
         return (self._acc, 0)
@@ -609,6 +623,8 @@ class Tensor:
             raise RuntimeError(_INFERENCE_INPLACE)
         if not grad_mode.is_grad_enabled():
             return
+        if self._created_in_no_grad:
+            raise RuntimeError(_NO_GRAD_VIEW_INPLACE)
         if self._grad_fn is None and self._rg and self._base is None:
             raise RuntimeError(_LEAF_INPLACE)
         base = self._base
