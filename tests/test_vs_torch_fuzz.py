@@ -694,6 +694,12 @@ def _setitem_none(L):
     x[0] = None
 
 
+def _grad_of(L, fn, values):
+    x = L.tensor(values, requires_grad=True)
+    fn(x).sum().backward()
+    return x.grad
+
+
 def _no_grad_view(L, x):
     with L.no_grad():
         v = x[:2]
@@ -779,6 +785,14 @@ ISSUE_CASES = {
     "no_grad_view_inplace_with_grad": (lambda L: _no_grad_view(L, L.ones(3, requires_grad=True) * 1).mul_(2),
                                        "A view was created in no_grad mode"),
     "no_grad_view_backward": (lambda L: _no_grad_view_backward(L), None),
+    "floor_divide_backward": (lambda L: L.floor_divide(L.tensor([1., 2.], requires_grad=True), 2).sum().backward(),
+                              "derivative for aten::floor_divide is not implemented"),
+    "floor_divide_grad_fn": (lambda L: (L.tensor([1., 2.], requires_grad=True) // 2).grad_fn.name(), None),
+    "floor_divide_int_no_grad": (lambda L: L.floor_divide(L.tensor([5, 6]), 2), None),
+    "clamp_grad_at_bounds": (lambda L: _grad_of(L, lambda x: x.clamp(0, 1), [-2., 0., 1., 2.]), None),
+    "clamp_min_grad_at_bound": (lambda L: _grad_of(L, lambda x: x.clamp(min=0), [-2., 0., 1., 2.]), None),
+    "broadcast_tensors_0d": (lambda L: L.broadcast_tensors(L.tensor(1.), L.tensor(2.)), None),
+    "expand_no_size": (lambda L: L.ones(3).expand(), "missing 1 required positional arguments"),
     "dim_float": (lambda L: L.ones(2, 2).transpose(1.0, 0), "must be int"),
 }
 

@@ -11,7 +11,8 @@ from .. import core
 from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
 from .tensor import Size, Tensor, _dim, _int_sizes, _named, as_result
-from . import return_types
+from . import grad_mode, return_types
+from .autograd.graph import NotImplementedNode
 from .autocast_state import lower_precision
 from .declare import tensor_method, torch_op, write_out
 from .inplace import check_scalar_fits
@@ -190,7 +191,23 @@ def _binary(fn, prim=None, float_only=False):
 
 mul = multiply = torch_op(_binary(core.mul, core.mul_p), name="mul", inplace=True, out=True, aliases=("multiply",))
 true_divide = torch_op(_binary(core.div, core.div_p, float_only=True), name="true_divide", inplace=True, out=True)
-floor_divide = torch_op(_binary(core.floor_divide), name="floor_divide", inplace=True, out=True)
+_floor_divide = _binary(core.floor_divide)
+
+
+def floor_divide(input, other):
+    """input // other; torch defines no derivative: the result's grad_fn raises when backward reaches it."""
+    args = (input, other)
+    if not (grad_mode.is_grad_enabled() and builtins.any(isinstance(a, Tensor) and a._rg for a in args)):
+        return _floor_divide(input, other)
+    with grad_mode.no_grad():
+        out = _floor_divide(input, other)
+    if out.dtype.category >= _FLOAT:
+        edges = tuple(a._edge() if isinstance(a, Tensor) and a._rg else (None, 0) for a in args)
+        out._grad_fn, out._output_nr, out._rg = NotImplementedNode("floor_divide", edges), 0, True
+    return out
+
+
+floor_divide = torch_op(floor_divide, inplace=True, out=True)
 remainder = torch_op(_binary(core.remainder), name="remainder", inplace=True, out=True)
 _pow = _binary(core.pow)
 
@@ -938,7 +955,7 @@ def tile(input, dims):
 
 @torch_op
 def broadcast_to(input, size):
-    return _t(input).expand(*size)
+    return _t(input).expand(tuple(size))
 
 
 def _broadcast_shapes(name, shapes):
@@ -950,7 +967,7 @@ def _broadcast_shapes(name, shapes):
 
 def broadcast_tensors(*tensors):
     shape = _broadcast_shapes("broadcast_tensors", [tuple(t.shape) for t in tensors])
-    return tuple(_t(t).expand(*shape) for t in tensors)
+    return tuple(_t(t).expand(tuple(shape)) for t in tensors)
 
 
 def broadcast_shapes(*shapes):

@@ -573,11 +573,11 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 def randn_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)
 
 
@@ -605,14 +605,14 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     ref = mean if m_t else std
     shape = core.broadcast_shapes(*[tuple(x.shape) for x in (mean, std) if isinstance(x, Tensor)])
-    draw = randn(*shape, generator=generator, dtype=ref.dtype, device=ref.device) if s_t else \
+    draw = randn(tuple(shape), generator=generator, dtype=ref.dtype, device=ref.device) if s_t else \
         _new_random(shape, ref.dtype, ref.device).normal_(0.0, std, generator=generator)
     return draw * std + mean if s_t else draw + mean
 
 
 def _new_random(size, dtype, device):
     from .creation import empty
-    return empty(*_size((size,) if isinstance(size, int) else (tuple(size),)), dtype=dtype, device=device)
+    return empty(_size((size,) if isinstance(size, int) else (tuple(size),)), dtype=dtype, device=device)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):

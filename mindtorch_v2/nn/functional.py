@@ -154,7 +154,7 @@ def prelu(input, weight):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if training:
-        slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+        slope = rand(input.shape, dtype=input.dtype) * (upper - lower) + lower
     else:
         slope = (lower + upper) / 2
     x = inplace_source(input, inplace)
@@ -262,7 +262,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
-    u = rand(*logits.shape, dtype=logits.dtype)
+    u = rand(logits.shape, dtype=logits.dtype)
     gumbels = -log(-log(u.clamp(min=1e-20)).clamp(min=1e-20))
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:

@@ -142,6 +142,36 @@ class AccumulateGrad:
     register_hook = Node.register_hook
 
 
+class NotImplementedNode:
+    """The grad_fn of an op torch gives no derivative (floor_divide): recorded like any node, it raises
+    torch's error when a backward pass reaches it."""
+
+    __slots__ = ("op", "next_functions", "seq", "pre_hooks", "hooks", "n_outputs", "__weakref__")
+
+    def __init__(self, op, next_functions):
+        self.op = op
+        self.next_functions = next_functions
+        self.seq = next(_seq)
+        self.pre_hooks = None
+        self.hooks = None
+        self.n_outputs = 1
+
+    def name(self):
+        return "torch::autograd::NotImplemented"
+
+    def __repr__(self):
+        return "<NotImplemented object>"
+
+    def apply(self, grads, create_graph):
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
+
+    def release_variables(self):
+        pass
+
+    add_pre_hook = Node.add_pre_hook
+    register_hook = Node.register_hook
+
+
 class RemovableHandle:
     __slots__ = ("_list", "_fn")
 
