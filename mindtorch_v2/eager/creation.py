@@ -258,6 +258,8 @@ def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memor
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if fill_value is None or isinstance(fill_value, str):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
     if dtype is None:
         dtype = _dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
     if not isinstance(fill_value, Tensor):

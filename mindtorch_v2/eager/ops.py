@@ -791,6 +791,8 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 @torch_op(out=True)
 def take(input, index):
+    if isinstance(index, Tensor) and index.dtype is not _dt.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.scalar_name}")
     return _w(core.take(_t(input), _index(index)))
 
 
@@ -911,6 +913,10 @@ def flip(input, dims):
 @torch_op
 def roll(input, shifts, dims=None):
     x = _t(input)
+    n_shifts = len(shifts) if isinstance(shifts, (tuple, list)) else 1
+    n_dims = 0 if dims is None else len(dims) if isinstance(dims, (tuple, list)) else 1
+    if n_shifts != n_dims and not (dims is None and n_shifts == 1):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {n_shifts}, dims:{n_dims}")
     if dims is not None:
         dims = tuple(_dim(d, x.ndim) for d in (dims if isinstance(dims, (tuple, list)) else (dims,)))
     return _w(core.roll(x, shifts, dims))

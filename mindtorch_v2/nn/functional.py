@@ -433,6 +433,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     k = len(normalized_shape)
+    if not k:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
     if tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
@@ -511,6 +514,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         got = input.type() if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {got} instead (while checking arguments for embedding)")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
     if padding_idx is not None:
         if padding_idx < 0:
