@@ -619,15 +619,15 @@ def _softmax_input(input, dtype, name):
 
 @torch_op
 def softmax(input, dim, dtype=None):
+    d = _dim(dim, _t(input).ndim)
     x = _softmax_input(input, dtype, "softmax")
-    d = _dim(dim, x.ndim)
     return _named(_w(core.softmax(x, d)), "SoftmaxBackward0", input) if x.dtype.category == _FLOAT else x.clone()
 
 
 @torch_op
 def log_softmax(input, dim, dtype=None):
+    d = _dim(dim, _t(input).ndim)
     x = _softmax_input(input, dtype, "log_softmax")
-    d = _dim(dim, x.ndim)
     return (_named(_w(core.log_softmax(x, d)), "LogSoftmaxBackward0", input) if x.dtype.category == _FLOAT
             else x.clone())
 

@@ -325,13 +325,13 @@ def _pow_np(x, y):
 
 
 def _floor_divide_np(x, y):
-    if x.dtype.kind in "iu" and not np.all(y):
+    if x.dtype.kind in "iu" and not np.all(y) and x.size:  # (an empty x divides by nothing)
         raise ZeroDivisionError("floor_divide: integer division by zero")
     return np.floor_divide(x, y)
 
 
 def _remainder_np(x, y):
-    if x.dtype.kind in "iu" and not np.all(y):
+    if x.dtype.kind in "iu" and not np.all(y) and x.size:
         raise ZeroDivisionError("remainder: integer division by zero")
     return np.remainder(x, y)
 
