@@ -849,3 +849,38 @@ def test_grad_fn_name_matches_torch(case):
     golden = GOLDEN(lambda: name(torch_lib()))
     if not GOLDEN.recording:
         assert name(mt) == golden
+
+
+# ---------------------------------------------------------------------------
+# layout: elementwise results keep a permuted or channels_last input's storage order, as torch's TensorIterator
+
+def _cl(L):
+    return L.from_numpy(np.arange(120.0, dtype=np.float32).reshape(2, 3, 4, 5) / 7).contiguous(
+        memory_format=L.channels_last)
+
+
+def _tr(L):
+    return L.from_numpy(np.arange(12.0, dtype=np.float32).reshape(3, 4) / 5).t()
+
+
+LAYOUT = {
+    "cl_add": lambda L: _cl(L) + 1, "cl_exp": lambda L: _cl(L).exp(), "cl_mul": lambda L: _cl(L) * _cl(L),
+    "cl_plus_contiguous": lambda L: _cl(L) + _cl(L).contiguous(),
+    "contiguous_plus_cl": lambda L: _cl(L).contiguous() + _cl(L), "cl_broadcast": lambda L: _cl(L) + L.ones(5),
+    "permuted_add": lambda L: _cl(L).contiguous().permute(0, 2, 3, 1) + 1, "t_neg": lambda L: -_tr(L),
+    "t_add_t": lambda L: _tr(L) + _tr(L), "t_sigmoid": lambda L: _tr(L).sigmoid(), "t_relu": lambda L: _tr(L).relu(),
+    "cl_where": lambda L: L.where(_cl(L) > 1, _cl(L), 0.), "cl_double": lambda L: _cl(L).double(),
+    "cl_int_plus_float": lambda L: _cl(L).long() + 0.5, "t_eq": lambda L: _tr(L) == _tr(L),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYOUT))
+def test_elementwise_result_layout_matches_torch(case):
+    def run(L):
+        r = LAYOUT[case](L)
+        return r.stride(), r
+    golden = GOLDEN(lambda: run(torch_lib()))
+    if not GOLDEN.recording:
+        strides, r = run(mt)
+        assert strides == golden[0]
+        assert_same(r, golden[1], case)

@@ -70,7 +70,7 @@ def to(self, *args, **kwargs):
             if out.dtype.category == _dt.COMPLEX and dtype.category != _dt.COMPLEX:
                 warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                               stacklevel=2)
-            out = _named(_w(core.cast(out, dtype)), "ToCopyBackward0", self)
+            out = _mf.keep_layout(_named(_w(core.cast(out, dtype)), "ToCopyBackward0", self), self)
     if memory_format is not None and memory_format is not _mf.preserve_format:
         out = _mf.to_format(out, memory_format)
     if copy and out is self:

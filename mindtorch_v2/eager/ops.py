@@ -16,6 +16,7 @@ from .autograd.graph import NotImplementedNode
 from .autocast_state import lower_precision
 from .declare import tensor_method, torch_op, write_out
 from .inplace import check_scalar_fits
+from .memory_format import keep_layout
 
 __all__ = [
     "abs", "absolute", "neg", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin",
@@ -79,7 +80,9 @@ def _check_nonempty(name, x, axis, error=IndexError):
 
 def _unary(fn):
     def op(input):
-        return _w(fn(_t(input)))
+        x = _t(input)
+        out = _w(fn(x))
+        return out if x._strides is None else keep_layout(out, x)
     op.__name__ = fn.__name__
     return op
 
@@ -172,7 +175,8 @@ def _binary(fn, prim=None, float_only=False):
     to the bind hook, the rest through the core function's PyTorch promotion."""
     if prim is None:
         def op(input, other):
-            return _w(fn(input, other))
+            out = _w(fn(input, other))
+            return out if out._shape.__len__() < 2 else keep_layout(out, input, other)
     else:
         bind = Tensor.__mt_bind__
         scalar = core.scalar_array
@@ -181,10 +185,14 @@ def _binary(fn, prim=None, float_only=False):
             if isinstance(input, Tensor):
                 if isinstance(other, Tensor):
                     if input.dtype is other.dtype and (not float_only or input.dtype.category == _FLOAT):
-                        return bind(prim, (input, other), {})
+                        out = bind(prim, (input, other), {})
+                        return out if input._strides is None and other._strides is None else \
+                            keep_layout(out, input, other)
                 elif (type(other) is float or type(other) is int) and input.dtype.category == _FLOAT:
-                    return bind(prim, (input, scalar(other, input.dtype, input.device)), {})
-            return _w(fn(input, other))
+                    out = bind(prim, (input, scalar(other, input.dtype, input.device)), {})
+                    return out if input._strides is None else keep_layout(out, input)
+            out = _w(fn(input, other))
+            return out if out._shape.__len__() < 2 else keep_layout(out, input, other)
     op.__name__ = fn.__name__
     return op
 
@@ -316,7 +324,7 @@ def where(condition, input=None, other=None):
     if isinstance(condition, Tensor) and condition.dtype is not _dt.bool_ and condition.dtype is not _dt.uint8:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype.scalar_name}")
-    return _w(core.where(condition, input, other))
+    return keep_layout(_w(core.where(condition, input, other)), condition, input, other)
 
 
 @tensor_method("where")
