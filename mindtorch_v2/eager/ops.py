@@ -27,7 +27,7 @@ __all__ = [
     "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "lerp", "isclose", "allclose", "equal", "isnan",
     "isinf", "isfinite", "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
     "all", "any", "cumsum", "logsumexp", "softmax", "log_softmax", "norm", "count_nonzero", "sort", "argsort",
-    "topk", "gather", "scatter", "scatter_add", "index_select", "index_add", "take", "take_along_dim", "nonzero",
+    "topk", "gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill", "take", "take_along_dim", "nonzero",
     "masked_select", "flip", "roll", "tril", "triu", "repeat", "tile", "broadcast_to", "matmul", "mm", "bmm",
     "mv", "dot", "inner", "outer", "addmm", "trace", "diag", "concat", "concatenate", "cat", "stack", "hstack",
     "vstack", "broadcast_tensors", "broadcast_shapes", "einsum", "where", "cdist", "ger", "rsub", "result_type",
@@ -795,6 +795,39 @@ def index_add(input, dim, index, source, *, alpha=1):
                            f"({src_shape[d] if src_shape else 1}), for dim: {d}")
     _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_add")
     return _bounds_as_runtime_error(core.index_add, x, idx, source, d)
+
+
+@torch_op(inplace=True)
+def index_fill(input, dim, index, value):
+    """input with every slice at `index` along dim set to value (a number or a 0-d tensor)."""
+    x = _t(input)
+    if not isinstance(index, Tensor) or index.dtype is not _dt.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    d = _dim(dim, x.ndim)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        fill = core.cast(value, x.dtype)
+    else:
+        check_scalar_fits(value, x.dtype)
+        fill = core.full((), value, dtype=x.dtype, device=x.device)
+    n = x.shape[d] if x.ndim else 1
+    v = index._value()
+    if isinstance(v, core.Array) and index.device.type != "meta" and index.numel():
+        a = np.asarray(v)
+        bad = a[(a < -n) | (a >= n)]
+        if bad.size:
+            raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} with size {n}")
+    idx = core.reshape(index, (-1,))
+    idx = core.where(core.lt(idx, 0), core.add(idx, n), idx)
+    hits = core.gt(core.index_add(core.zeros((n,), dtype=_dt.float32, device=x.device), idx,
+                                  core.ones(tuple(idx.shape), dtype=_dt.float32, device=x.device)), 0)
+    mask = core.reshape(hits, tuple(n if i == d else 1 for i in range(x.ndim)))
+    return _named(_w(core.where(mask, fill, x)), "IndexFillBackward1" if isinstance(value, Tensor)
+                  else "IndexFillBackward0", x)
 
 
 @torch_op(out=True)
