@@ -260,7 +260,9 @@ def test_data_ptr_of_views_is_the_storage_address_plus_offset():
 
 def test_data_ptr_of_a_fortran_ordered_buffer_points_at_c_ordered_elements_without_a_version_bump():
     torch = mindtorch_v2
-    y = torch.arange(6, dtype=torch.int32).reshape(2, 3).t() * 1  # numpy holds the product in Fortran order
+    # a row-major tensor whose numpy buffer is in Fortran order (x.t() * 1 no longer makes one: like torch's, the
+    # product keeps the transposed layout)
+    y = torch.from_numpy(np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3).T))
     version = y._version
     values = (ctypes.c_int32 * 6).from_address(y.data_ptr())
     assert list(values) == [0, 3, 1, 4, 2, 5]
