@@ -615,13 +615,11 @@ CASES = [(name, n) for name in sorted(OPS) + sorted(INPLACE) for n in range(CASE
 # Known differences from torch still to fix: each is an xfail that must fail, so a fix makes its entry fail until
 # it is removed from this set.
 KNOWN = {
-    "batch_norm-6", "cross_entropy-4", "cross_entropy-9", "fill_-2", "fill_-3", "gather-1", "index_fill_-6",
-    "index_select-2", "index_select-3", "index_select-4", "index_select-9", "norm-5", "norm-9", "pad-0",
-    "pad-4", "pad-6", "pad-9", "setitem-0", "setitem-4", "squeeze_-0", "squeeze_-1", "squeeze_-3", "squeeze_-4",
-    "squeeze_-5", "squeeze_-6", "squeeze_-7", "squeeze_-8", "squeeze_-9", "std-5", "t_-0", "t_-1", "t_-2",
-    "t_-3", "t_-4", "t_-5", "t_-6", "t_-7", "t_-8", "t_-9", "unsqueeze_-0", "unsqueeze_-1", "unsqueeze_-2",
-    "unsqueeze_-3", "unsqueeze_-4", "unsqueeze_-5", "unsqueeze_-6", "unsqueeze_-7", "unsqueeze_-8",
-    "unsqueeze_-9", "var-6",
+    "batch_norm-6", "fill_-3", "gather-1", "index_fill_-6", "pad-0", "setitem-0", "setitem-4", "squeeze_-0",
+    "squeeze_-1", "squeeze_-3", "squeeze_-4", "squeeze_-5", "squeeze_-6", "squeeze_-7", "squeeze_-8",
+    "squeeze_-9", "std-5", "t_-0", "t_-1", "t_-2", "t_-3", "t_-4", "t_-5", "t_-6", "t_-7", "t_-8", "t_-9",
+    "unsqueeze_-0", "unsqueeze_-1", "unsqueeze_-2", "unsqueeze_-3", "unsqueeze_-4", "unsqueeze_-5",
+    "unsqueeze_-6", "unsqueeze_-7", "unsqueeze_-8", "unsqueeze_-9", "var-6",
 }
 
 
@@ -790,6 +788,26 @@ ISSUE_CASES = {
     "clamp_min_grad_at_bound": (lambda L: _grad_of(L, lambda x: x.clamp(min=0), [-2., 0., 1., 2.]), None),
     "broadcast_tensors_0d": (lambda L: L.broadcast_tensors(L.tensor(1.), L.tensor(2.)), None),
     "expand_no_size": (lambda L: L.ones(3).expand(), "missing 1 required positional arguments"),
+    "pad_mode_unknown": (lambda L: L.nn.functional.pad(L.ones(3), (1, 1, 1), mode="bogus"),
+                         "Unrecognised padding mode bogus"),
+    "pad_size_unsupported": (lambda L: L.nn.functional.pad(L.ones(1, 2, 4, 5), (5, 5), mode="reflect"),
+                             "Padding size 2 is not supported for 4D input tensor"),
+    "pad_float": (lambda L: L.nn.functional.pad(L.ones(2, 3), (2.5, 1)), "must be tuple of ints"),
+    "fill_huge_int": (lambda L: L.zeros(2).fill_(2 ** 70), "int too big to convert"),
+    "setitem_huge_int": (lambda L: L.zeros(2).__setitem__(0, 2 ** 70), "Overflow when unpacking long long"),
+    "tensor_huge_int": (lambda L: L.tensor([1, 2 ** 70]), "Overflow when unpacking long long"),
+    "cross_entropy_batch_first": (lambda L: L.nn.functional.cross_entropy(L.ones(2, 3), L.ones(3)),
+                                  "Expected input batch_size (2) to match target batch_size (3)"),
+    "index_select_0d": (lambda L: L.tensor(5.).index_select(0, L.tensor([0])), None),
+    "index_select_0d_two": (lambda L: L.tensor(5.).index_select(0, L.tensor([0, 0])),
+                            "Index to scalar can have only 1 value, got 2 value(s)"),
+    "norm_nuc_1d": (lambda L: L.ones(3).norm(p="nuc"), "must have at least 2 dimensions"),
+    "norm_nuc_int_dim": (lambda L: L.ones(2, 3, 4).norm(p="nuc", dim=1), "dim must be a 2-tuple"),
+    "index_fill": (lambda L: L.zeros(3, 2).index_fill(0, L.tensor([-1, 0]), 5.), None),
+    "index_fill_out_of_bounds": (lambda L: L.zeros(3).index_fill(0, L.tensor([3]), 1.), "out of bounds"),
+    "remainder_empty_by_zero": (lambda L: L.remainder(L.zeros(2, 0, dtype=L.int32), 0), None),
+    "roll_misaligned": (lambda L: L.ones(2, 3).roll((1, 2), 0), "shifts and dimensions must align"),
+    "embedding_1d_weight": (lambda L: L.nn.functional.embedding(L.tensor([0]), L.ones(4)), "'weight' must be 2-D"),
     "dim_float": (lambda L: L.ones(2, 2).transpose(1.0, 0), "must be int"),
 }
 

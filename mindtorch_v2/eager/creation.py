@@ -58,11 +58,16 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         raise TypeError("must be real number, not NoneType")
     try:
         return _finish(core.asarray(data, dtype=dtype, device=device), requires_grad)
+    except TypeError:  # numpy's object arrays: a python int past int64 is torch's parser error
+        leaves = _flat(data) if isinstance(data, (list, tuple)) else [data]
+        if any(isinstance(x, int) and not -2 ** 63 <= x < 2 ** 63 for x in leaves):
+            raise ValueError("Overflow when unpacking long long") from None
+        raise
     except OverflowError:  # numpy refuses -1 as uint8; torch wraps what fits its check and refuses the rest
         dtype = _dt.canonicalize(dtype)
         leaves = _flat(data) if isinstance(data, (list, tuple)) else [data]
         for x in leaves:
-            check_scalar_fits(x, dtype)
+            check_scalar_fits(x, dtype, parser=True)
         wrapped = np.array(data, dtype=np.int64).astype(dtype.np)
         return _finish(core.asarray(wrapped, device=device), requires_grad)
 

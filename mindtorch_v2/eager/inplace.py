@@ -29,12 +29,12 @@ _LIMITS[_dt.float16] = (-65504.0, 65504.0)
 _LIMITS[_dt.float32] = (float(np.finfo(np.float32).min), float(np.finfo(np.float32).max))
 
 
-def check_scalar_fits(value, dtype):
+def check_scalar_fits(value, dtype, parser=False):
     """torch's check when a python number is written into a tensor (fill_, masked_fill, setitem): a value out
     of the dtype's range is a RuntimeError (unsigned types accept -max..max for ints; inf and nan pass into
     floating types only)."""
-    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
-        raise ValueError("Overflow when unpacking long long")
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # (parser: torch.tensor's and setitem's)
+        raise ValueError("Overflow when unpacking long long") if parser else OverflowError("int too big to convert")
     limits = _LIMITS.get(dtype)
     if limits is None or isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         return
@@ -168,7 +168,9 @@ def _strip_leading_ones(value):
 
 
 def _scalar_like(value, like):
-    if like.dtype.category != _dt.FLOAT:  # (torch's setitem writes inf for a float too large, not an error)
-        check_scalar_fits(value, like.dtype)
+    if like.dtype.category != _dt.FLOAT:
+        check_scalar_fits(value, like.dtype, parser=True)
+    elif isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # (a float too large is inf, no error)
+        raise ValueError("Overflow when unpacking long long")
     return Tensor._wrap(core.asarray(value, dtype=like.dtype if not isinstance(value, np.ndarray) else None,
                                      device=like.device))

@@ -649,6 +649,11 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{x.dtype.scalar_name}")
     if p == "nuc":
+        if dim is None and x.ndim < 2:
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        if dim is not None and not (isinstance(dim, (tuple, list)) and len(dim) == 2):
+            got = " ".join(str(d) for d in dim) if isinstance(dim, (tuple, list)) else str(dim)
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
         axes = (-2, -1) if dim is None else tuple(_axis(dim, x.ndim))
         return _w(core.linalg.matrix_norm(x, "nuc", axes, bool(keepdim)))
     x, axis, keepdim = _reduce_args(x, dim, keepdim)
@@ -768,10 +773,15 @@ def scatter_add(input, dim, index, src):
 @torch_op(out=True)
 def index_select(input, dim, index):
     x = _t(input)
-    idx = _index(index)
-    if idx.ndim > 1:
+    if isinstance(index, Tensor) and index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    idx = _index(index)
     d = _dim(dim, x.ndim)
+    if x.ndim == 0:
+        if idx.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.numel()} value(s)")
+        _check_index_values(idx, 1, 0, "index_select")
+        return _w(core.reshape(core.take(core.reshape(x, (1,)), core.reshape(idx, (1,)), axis=0), ()))
     _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_select")
     return _w(core.take(x, core.reshape(idx, (-1,)), axis=d))
 

@@ -703,20 +703,20 @@ def _index_arg(v, what, rule):
     return v.__index__()
 
 
-def _int_sizes(args, op, what="size"):
+def _int_sizes(args, op, what="size", position=1):
     """The sizes from f(2, 3), f((2, 3)) or f([2, 3]) as a tuple of python ints, with the TypeError of torch's
     argument parser for anything else (f(2.5), f('6'), f((2.5,)), f(None))."""
     seq = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
     if len(args) == 1 and not isinstance(args[0], (tuple, list)) and (
             isinstance(args[0], (bool, np.bool_)) or not hasattr(type(args[0]), "__index__")):
-        raise TypeError(f"{op}(): argument '{what}' (position 1) must be tuple of ints, not "
+        raise TypeError(f"{op}(): argument '{what}' (position {position}) must be tuple of ints, not "
                         f"{type(args[0]).__name__}")
     out = []
     for i, s in enumerate(seq):
         if s.__class__ is not int:
             if isinstance(s, (bool, np.bool_)) or not hasattr(type(s), "__index__"):
-                raise TypeError(f"{op}(): argument '{what}' (position 1) must be tuple of ints, but found element "
-                                f"of type {type(s).__name__} at pos {i}")
+                raise TypeError(f"{op}(): argument '{what}' (position {position}) must be tuple of ints, but found "
+                                f"element of type {type(s).__name__} at pos {i}")
             s = s.__index__()
         out.append(s)
     return tuple(out)

@@ -131,9 +131,12 @@ def _class_targets(input, target, name):
     """(input as (N, C, ...), target as (N, ...), unbatched?) after torch's shape and dtype checks."""
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    unbatched = input.ndim == 1
+    if not unbatched and (target.ndim == 0 or input.shape[0] != target.shape[0]):  # torch checks this first
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0] if target.ndim else 1}).")
     if target.dtype is not int64 and target.dtype is not uint8:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype.scalar_name}")
-    unbatched = input.ndim == 1
     if unbatched:
         if target.ndim != 0:
             raise RuntimeError(f"{name}: for an unbatched input of shape {list(input.shape)} the target must be a "

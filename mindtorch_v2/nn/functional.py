@@ -20,7 +20,7 @@ from ..eager.creation import arange, full_like, ones_like, tensor, zeros, zeros_
 from ..eager.random_ops import rand
 from ..eager.grad_mode import no_grad
 from ..eager.ops import erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
-from ..eager.tensor import Tensor
+from ..eager.tensor import Tensor, _int_sizes
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, bilinear,
@@ -314,9 +314,16 @@ def one_hot(tensor, num_classes=-1):
 
 def pad(input, pad, mode="constant", value=None):
     """Pad the last len(pad) // 2 dims: pad = (left_last, right_last, left_prev, right_prev, ...)."""
-    pad = tuple(int(p) for p in pad)
+    pad = _int_sizes((pad,), "pad", "pad", position=2)
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
+    if mode != "constant" and input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\nSupported combinations for "
+            "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
+            "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if len(pad) // 2 > input.ndim:
         raise RuntimeError("Padding length too large")
     pairs = [(0, 0)] * input.ndim
