@@ -615,11 +615,11 @@ CASES = [(name, n) for name in sorted(OPS) + sorted(INPLACE) for n in range(CASE
 # Known differences from torch still to fix: each is an xfail that must fail, so a fix makes its entry fail until
 # it is removed from this set.
 KNOWN = {
-    "batch_norm-6", "fill_-3", "gather-1", "index_fill_-6", "pad-0", "setitem-0", "setitem-4", "squeeze_-0",
-    "squeeze_-1", "squeeze_-3", "squeeze_-4", "squeeze_-5", "squeeze_-6", "squeeze_-7", "squeeze_-8",
-    "squeeze_-9", "std-5", "t_-0", "t_-1", "t_-2", "t_-3", "t_-4", "t_-5", "t_-6", "t_-7", "t_-8", "t_-9",
-    "unsqueeze_-0", "unsqueeze_-1", "unsqueeze_-2", "unsqueeze_-3", "unsqueeze_-4", "unsqueeze_-5",
-    "unsqueeze_-6", "unsqueeze_-7", "unsqueeze_-8", "unsqueeze_-9", "var-6",
+    "batch_norm-6", "fill_-3", "gather-1", "index_fill_-6", "pad-0", "setitem-4", "squeeze_-0", "squeeze_-1",
+    "squeeze_-3", "squeeze_-4", "squeeze_-5", "squeeze_-6", "squeeze_-7", "squeeze_-8", "squeeze_-9", "std-5",
+    "t_-0", "t_-1", "t_-2", "t_-3", "t_-4", "t_-5", "t_-6", "t_-7", "t_-8", "t_-9", "unsqueeze_-0",
+    "unsqueeze_-1", "unsqueeze_-2", "unsqueeze_-3", "unsqueeze_-4", "unsqueeze_-5", "unsqueeze_-6",
+    "unsqueeze_-7", "unsqueeze_-8", "unsqueeze_-9", "var-6",
 }
 
 
@@ -808,6 +808,9 @@ ISSUE_CASES = {
     "remainder_empty_by_zero": (lambda L: L.remainder(L.zeros(2, 0, dtype=L.int32), 0), None),
     "roll_misaligned": (lambda L: L.ones(2, 3).roll((1, 2), 0), "shifts and dimensions must align"),
     "embedding_1d_weight": (lambda L: L.nn.functional.embedding(L.tensor([0]), L.ones(4)), "'weight' must be 2-D"),
+    "getitem_float": (lambda L: L.zeros(3)[1.0], "valid indices (got float)"),
+    "setitem_float_key": (lambda L: L.zeros(3).__setitem__(1.0, L.ones(2, dtype=L.int64)), "valid indices"),
+    "getitem_str": (lambda L: L.zeros(3)["a"], "invalid data type 'str'"),
     "dim_float": (lambda L: L.ones(2, 2).transpose(1.0, 0), "must be int"),
 }
 

@@ -484,6 +484,11 @@ def index_key(self, key):
         key = tuple(key)
     keys = list(key) if isinstance(key, tuple) else [key]
     for i, k in enumerate(keys):
+        if isinstance(k, str):  # torch tries to build an index tensor from it
+            raise TypeError("new(): invalid data type 'str'")
+        if isinstance(k, (float, np.floating)):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             f"valid indices (got {type(k).__name__})")
         if isinstance(k, range):
             keys[i] = k = list(k)
         if isinstance(k, Tensor):
