@@ -689,6 +689,13 @@ def _setitem_none(L):
     x[0] = None
 
 
+def _relu_second_order(L):
+    x = L.tensor([-1., 2., 0., float("nan")], requires_grad=True)
+    (g,) = L.autograd.grad(x.relu().sum(), x, create_graph=True)
+    (gg,) = L.autograd.grad(g.sum(), x)
+    return g.detach(), g.requires_grad, g.grad_fn.name(), gg
+
+
 def _grad_of(L, fn, values):
     x = L.tensor(values, requires_grad=True)
     fn(x).sum().backward()
@@ -811,6 +818,7 @@ ISSUE_CASES = {
     "getitem_float": (lambda L: L.zeros(3)[1.0], "valid indices (got float)"),
     "setitem_float_key": (lambda L: L.zeros(3).__setitem__(1.0, L.ones(2, dtype=L.int64)), "valid indices"),
     "getitem_str": (lambda L: L.zeros(3)["a"], "invalid data type 'str'"),
+    "relu_double_backward": (lambda L: _relu_second_order(L), None),
     "dim_float": (lambda L: L.ones(2, 2).transpose(1.0, 0), "must be int"),
 }
 

@@ -14,7 +14,7 @@ from .shape import broadcast_to, concatenate, reshape, slice_axis
 
 __all__ = [
     "mean", "var", "std", "square", "isfinite", "logsumexp", "softmax", "log_softmax", "norm", "clamp", "clip",
-    "relu", "trunc", "trunc_divide", "fmod", "log2", "log10", "tril", "triu", "roll", "tile", "diag",
+    "trunc", "trunc_divide", "fmod", "log2", "log10", "tril", "triu", "roll", "tile", "diag",
 ]
 
 
@@ -145,11 +145,6 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's argument names
 
 
 clip = clamp
-
-
-def relu(x):
-    """max(x, 0) with gradient 0 at 0 and nan kept, as in PyTorch."""
-    return where(le(x, 0), 0, x)
 
 
 
