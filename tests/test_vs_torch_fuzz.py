@@ -865,7 +865,19 @@ GRAD_FN = {
     "stack_last": lambda L, x: L.stack([x, x], 2), "norm": lambda L, x: x.norm(), "clone": lambda L, x: x.clone(),
     "contiguous": lambda L, x: x.t().contiguous(), "to_double": lambda L, x: x.double(),
     "split": lambda L, x: x.split(2)[1], "chunk": lambda L, x: x.chunk(2, 1)[0],
-    "contiguous_is_self": lambda L, x: (x * 1).contiguous(), "mean_of_leaf_view": lambda L, x: x[0].mean(),
+    "contiguous_is_self": lambda L, x: (x * 1).contiguous(),
+    "mse_loss": lambda L, x: L.nn.functional.mse_loss(x, L.zeros(3, 4)),
+    "mse_loss_none": lambda L, x: L.nn.functional.mse_loss(x, L.zeros(3, 4), reduction="none"),
+    "cross_entropy": lambda L, x: L.nn.functional.cross_entropy(x, L.tensor([0, 1, 2])),
+    "cross_entropy_none": lambda L, x: L.nn.functional.cross_entropy(x, L.tensor([0, 1, 2]), reduction="none"),
+    "cross_entropy_unbatched": lambda L, x: L.nn.functional.cross_entropy(x[0], L.tensor(1)),
+    "cross_entropy_3d": lambda L, x: L.nn.functional.cross_entropy(x.reshape(1, 3, 4), L.zeros(1, 4, dtype=L.int64)),
+    "cross_entropy_3d_none": lambda L, x: L.nn.functional.cross_entropy(x.reshape(1, 3, 4), L.zeros(1, 4, dtype=L.int64),
+                                                                       reduction="none"),
+    "nll_loss": lambda L, x: L.nn.functional.nll_loss(x, L.tensor([0, 1, 2])),
+    "gelu": lambda L, x: L.nn.functional.gelu(x), "gelu_tanh": lambda L, x: L.nn.functional.gelu(x, approximate="tanh"),
+    "layer_norm": lambda L, x: L.nn.functional.layer_norm(x, (4,)),
+    "relu_fn": lambda L, x: L.nn.functional.relu(x), "mean_of_leaf_view": lambda L, x: x[0].mean(),
 }
 
 

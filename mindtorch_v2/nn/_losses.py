@@ -13,7 +13,7 @@ from ..core import float16, int64, uint8
 from ..eager.creation import arange, full, tensor
 from ..eager.grad_mode import is_grad_enabled
 from ..eager.ops import exp, log, log1p, log_softmax, minimum, sqrt, stack, where
-from ..eager.tensor import Tensor
+from ..eager.tensor import Tensor, _named
 from ._utils import concrete, pad_last
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -75,8 +75,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     d = input - target
     loss = d * d
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        return _reduce(loss * weight, reduction)
+    return _named(_reduce(loss, reduction), "MseLossBackward0", input, target)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -189,10 +189,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_weight(weight, x.shape[1])
     loss, denom, _ = _picked_nll(x, t, weight, ignore_index)
     if reduction == "none":
-        return loss.squeeze(0) if unbatched else loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / denom
+        loss = loss.squeeze(0) if unbatched else loss
+    else:
+        loss = loss.sum() if reduction == "sum" else loss.sum() / denom
+    return _nll_named(loss, x)
+
+
+def _nll_named(loss, x):
+    """loss with torch's node name: NllLossBackward0 for (N, C) input, NllLoss2DBackward0 for (N, C, H, W)."""
+    name = {2: "NllLossBackward0", 4: "NllLoss2DBackward0"}.get(x.ndim)
+    if x.ndim == 3:  # torch views (N, C, d) as (N, C, 1, d): a 'none' loss is that view's node
+        name = "ViewBackward0" if loss.ndim else "NllLoss2DBackward0"
+    return loss if name is None else _named(loss, name, x)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
@@ -242,7 +250,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
     if reduction == "none" and unbatched:
         loss = loss.squeeze(0)
-    return loss
+    return loss if label_smoothing > 0.0 else _nll_named(loss, x)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):

@@ -20,7 +20,7 @@ from ..eager.creation import arange, full_like, ones_like, tensor, zeros, zeros_
 from ..eager.random_ops import rand
 from ..eager.grad_mode import no_grad
 from ..eager.ops import erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
-from ..eager.tensor import Tensor, _int_sizes
+from ..eager.tensor import Tensor, _int_sizes, _named
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, bilinear,
@@ -116,10 +116,10 @@ def celu(input, alpha=1.0, inplace=False):
 def gelu(input, approximate="none"):
     """x * Phi(x); approximate='tanh' uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     if approximate == "none":
-        return input * 0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0))))
+        return _named(input * 0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0)))), "GeluBackward0", input)
     if approximate == "tanh":
         inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * 0.5 * (1.0 + tanh(inner))
+        return _named(input * 0.5 * (1.0 + tanh(inner)), "GeluBackward0", input)
     raise RuntimeError("approximate argument must be either none or tanh.")
 
 
@@ -460,7 +460,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out
+    return _named(out, "NativeLayerNormBackward0", input)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
