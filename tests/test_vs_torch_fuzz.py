@@ -615,11 +615,18 @@ CASES = [(name, n) for name in sorted(OPS) + sorted(INPLACE) for n in range(CASE
 # Known differences from torch still to fix: each is an xfail that must fail, so a fix makes its entry fail until
 # it is removed from this set.
 KNOWN = {
-    "batch_norm-6", "fill_-3", "gather-1", "index_fill_-6", "pad-0", "setitem-4", "squeeze_-0", "squeeze_-1",
-    "squeeze_-3", "squeeze_-4", "squeeze_-5", "squeeze_-6", "squeeze_-7", "squeeze_-8", "squeeze_-9", "std-5",
-    "t_-0", "t_-1", "t_-2", "t_-3", "t_-4", "t_-5", "t_-6", "t_-7", "t_-8", "t_-9", "unsqueeze_-0",
-    "unsqueeze_-1", "unsqueeze_-2", "unsqueeze_-3", "unsqueeze_-4", "unsqueeze_-5", "unsqueeze_-6",
-    "unsqueeze_-7", "unsqueeze_-8", "unsqueeze_-9", "var-6",
+    "batch_norm-6", "gather-1", "pad-0", "setitem-4", "squeeze_-0", "squeeze_-1", "squeeze_-3", "squeeze_-4",
+    "squeeze_-5", "squeeze_-6", "squeeze_-7", "squeeze_-8", "squeeze_-9", "t_-0", "t_-1", "t_-2", "t_-3",
+    "t_-4", "t_-5", "t_-6", "t_-7", "t_-8", "t_-9", "unsqueeze_-0", "unsqueeze_-1", "unsqueeze_-2",
+    "unsqueeze_-3", "unsqueeze_-4", "unsqueeze_-5", "unsqueeze_-6", "unsqueeze_-7", "unsqueeze_-8",
+    "unsqueeze_-9",
+}
+
+
+# Deliberate differences: torch's result is not the rule here. The exception is still compared.
+DELIBERATE = {
+    # torch fills index 0 before it raises for index 2; a failed in-place op here changes nothing (DESIGN.md)
+    "index_fill_-6": "input afterwards",
 }
 
 
@@ -643,7 +650,7 @@ def _run_case(name, n):
     got = _outcome(mt, name, specs)
     what = f"{name}{_show(specs)}"
     _check(got[0], golden[0], what)
-    if len(golden) > 1 and len(got) > 1:
+    if len(golden) > 1 and len(got) > 1 and f"{name}-{n}" not in DELIBERATE:
         assert_same(got[1], golden[1], f"{what}: input afterwards")
         assert got[2] == golden[2], f"{what}: version bumped by {got[2]} after a failure, torch {golden[2]}"
 
@@ -819,6 +826,8 @@ ISSUE_CASES = {
     "setitem_float_key": (lambda L: L.zeros(3).__setitem__(1.0, L.ones(2, dtype=L.int64)), "valid indices"),
     "getitem_str": (lambda L: L.zeros(3)["a"], "invalid data type 'str'"),
     "relu_double_backward": (lambda L: _relu_second_order(L), None),
+    "fill_none": (lambda L: L.zeros(2).fill_(None), "fill_() received an invalid combination"),
+    "var_empty_negative_correction": (lambda L: L.zeros(2, 0).var(1, correction=-1), None),
     "dim_float": (lambda L: L.ones(2, 2).transpose(1.0, 0), "must be int"),
 }
 

@@ -69,6 +69,9 @@ def zero_(self):
 
 
 def fill_(self, value):
+    if not isinstance(value, (Tensor, int, float, complex, np.number)):
+        raise TypeError(f"fill_() received an invalid combination of arguments - got ({type(value).__name__}), but "
+                        "expected one of:\n * (Tensor value)\n * (Number value)")
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "

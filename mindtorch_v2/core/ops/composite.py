@@ -56,7 +56,8 @@ def var(x, axis=None, ddof=0, keepdims=False):
     the real variance E|x - mean|^2."""
     d = sub(x, mean(x, axis, keepdims=True))
     d2 = real(mul(d, conj(d))) if x.dtype.category == dt.COMPLEX else mul(d, d)
-    return div(sum(d2, axis, keepdims), builtins.max(_count(x, axis) - ddof, 0))
+    n = _count(x, axis)
+    return div(sum(d2, axis, keepdims), builtins.max(n - ddof, 0) if n else 0)  # nan for no elements
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
