@@ -828,6 +828,13 @@ ISSUE_CASES = {
     "relu_double_backward": (lambda L: _relu_second_order(L), None),
     "fill_none": (lambda L: L.zeros(2).fill_(None), "fill_() received an invalid combination"),
     "var_empty_negative_correction": (lambda L: L.zeros(2, 0).var(1, correction=-1), None),
+    # None / str values were written as NaN: now the TypeError (the messages differ: "" checks the type only)
+    "masked_fill_none": (lambda L: L.zeros(2).masked_fill(L.tensor([True, False]), None), ""),
+    "index_fill_none": (lambda L: L.zeros(2).index_fill(0, L.tensor([0]), None), ""),
+    "full_like_none": (lambda L: L.full_like(L.zeros(2), None), ""),
+    "scatter_value_none": (lambda L: L.zeros(3).scatter(0, L.tensor([0]), None), ""),
+    "new_full_none": (lambda L: L.zeros(2).new_full((2,), None), ""),
+    "masked_fill_str": (lambda L: L.zeros(2).masked_fill(L.tensor([True, False]), "a"), ""),
     "dim_float": (lambda L: L.ones(2, 2).transpose(1.0, 0), "must be int"),
 }
 

@@ -51,6 +51,8 @@ def asarray(data, dtype=None, device=None):
             out = to_device(out, device)
         return out
     dev = _device(device) if device is not None else _array.cpu
+    if data is None or isinstance(data, str):  # (numpy would make None a NaN)
+        raise TypeError(f"asarray: expected an array, a number or nested sequences, got {type(data).__name__}")
     if dtype is None:
         dtype = _infer_dtype(data)
     if isinstance(data, (list, tuple)) and any(isinstance(x, (Array, Tracer)) for x in _leaves(data)):
@@ -92,6 +94,8 @@ def _shape_arg(shape):
 
 
 def _filled(shape, value, dtype, device):
+    if value is None or isinstance(value, str):  # (numpy would make None a NaN)
+        raise TypeError(f"full: the fill value must be a number, not {type(value).__name__}")
     dev = _device(device) if device is not None else _array.cpu
     if dev.type == "meta":
         return _array.make(None, shape, dtype, dev)
