@@ -95,10 +95,10 @@ from .eager.ops import (  # noqa: F401,A004
     bitwise_not, clamp, clip, clamp_min, clamp_max, masked_fill, lerp, isclose, allclose, equal, isnan,
     isinf, isfinite, sum, prod, mean, var, std, max, min, amax, amin, argmax, argmin, all, any, cumsum,
     logsumexp, softmax, log_softmax, norm, count_nonzero, sort, argsort, topk, gather, scatter, scatter_add,
-    index_select, index_add, take, take_along_dim, nonzero, masked_select, flip, roll, tril, triu, repeat,
-    tile, broadcast_to, matmul, mm, bmm, mv, dot, inner, outer, addmm, trace, diag, concat, concatenate,
-    cat, stack, hstack, vstack, broadcast_tensors, broadcast_shapes, einsum, where, cdist, ger, rsub,
-    result_type, promote_types, can_cast,
+    index_select, index_add, index_fill, take, take_along_dim, nonzero, masked_select, flip, roll, tril,
+    triu, repeat, tile, broadcast_to, matmul, mm, bmm, mv, dot, inner, outer, addmm, trace, diag, concat,
+    concatenate, cat, stack, hstack, vstack, broadcast_tensors, broadcast_shapes, einsum, where, cdist, ger,
+    rsub, result_type, promote_types, can_cast,
 )
 from .eager.views import (  # noqa: F401,A004
     reshape, transpose, permute, squeeze, unsqueeze, flatten, unflatten, narrow, select, split, chunk,

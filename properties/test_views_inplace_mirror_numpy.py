@@ -271,7 +271,7 @@ def view_expand(draw, shape):
     # NumPy's broadcast views are read-only; an expand that only adds leading 1s is an ordinary view
     numpy_expand = (lambda a: a[(None,) * len(lead) + (Ellipsis,)]) if writable else \
         (lambda a: np.broadcast_to(a, target))
-    return View(f".expand{sizes}", lambda t: t.expand(*sizes), numpy_expand, lambda x: core.broadcast_to(x, target),
+    return View(f".expand{sizes}", lambda t: t.expand(tuple(sizes)), numpy_expand, lambda x: core.broadcast_to(x, target),
                 writable=writable)
 
 
@@ -475,7 +475,7 @@ def draw_failing_inplace(data, chain):
                      label="failing op")
     if kind == "expanded" and math.prod(shape):  # (an empty tensor has no aliasing elements: torch writes it)
         sizes = (2,) + shape
-        return f"expand{sizes}.add_(1)", lambda v: v.expand(*sizes).add_(1.0)
+        return f"expand{sizes}.add_(1)", lambda v: v.expand(tuple(sizes)).add_(1.0)
     if kind == "fill_":
         value = torch.tensor(np.zeros(data.draw(st.integers(1, 3), label="fill size")))
         return f"fill_({value.shape} tensor)", lambda v: v.fill_(value)

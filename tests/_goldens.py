@@ -148,7 +148,9 @@ class _Arrays:
 
     def get(self, dtype, shape, off):
         n = int(np.prod(shape, dtype=np.int64))
-        if n and (dtype, off) in self.recent:  # recording: the array just added
+        if not n:
+            return np.zeros(shape, dtype=dtype)
+        if (dtype, off) in self.recent:  # recording: the array just added
             return self.recent[(dtype, off)].reshape(shape).copy()
         return self.buffers[dtype][off:off + n].reshape(shape).copy()
 

@@ -354,7 +354,7 @@ def test_pad_modes_match_numpy_pad():
     with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
         F.pad(T(x), (1, 2, 3))
     with pytest.raises(RuntimeError, match="Padding size should be less than the corresponding input dimension"):
-        F.pad(T(x), (5, 5), mode="reflect")
+        F.pad(T(x[0]), (5, 5), mode="reflect")
 
 
 # ---------------------------------------------------------------------------

@@ -83,14 +83,14 @@ def test_backward_nodes_are_evaluate_function_events_around_the_node():
         small_step()
     evs = prof.events()
     seen = names(evs)
-    for node in ("SumBackward0", "ExpBackward0", "MatmulBackward0", "torch::autograd::AccumulateGrad"):
+    for node in ("SumBackward0", "ExpBackward0", "MmBackward0", "torch::autograd::AccumulateGrad"):
         assert f"autograd::engine::evaluate_function: {node}" in seen
         inner = next(e for e in evs if e.name == node)
         assert inner.cpu_parent.name == f"autograd::engine::evaluate_function: {node}"
         assert inner.scope == 1  # RecordScope.BACKWARD_FUNCTION
     # the backward node of an op carries the sequence number of the forward op that recorded it
     fwd_mm = next(e for e in evs if e.name == "aten::matmul")
-    bwd_mm = next(e for e in evs if e.name == "MatmulBackward0")
+    bwd_mm = next(e for e in evs if e.name == "MmBackward0")
     assert fwd_mm.sequence_nr == bwd_mm.sequence_nr >= 0
 
 

@@ -128,8 +128,11 @@ def scenario_shared_and_non_contiguous_tensors_are_refused_as_with_torch(tmp):
             save_file(shared, tmp / "shared.safetensors")
     with pytest.raises(ValueError, match="non contiguous tensor: `t`"):
         save_file({"t": x.t()}, tmp / "t.safetensors")
-    # a part of a storage alone is fine; so is a tensor whose buffer numpy holds in Fortran order
-    fortran = x.t() * 1
+    # a part of a storage alone is fine; so is a product of a transposed tensor made contiguous (x.t() * 1 keeps
+    # the transposed layout, as torch's, and is refused like x.t())
+    with pytest.raises(ValueError, match="non contiguous tensor: `p`"):
+        save_file({"p": x.t() * 1}, tmp / "p.safetensors")
+    fortran = (x.t() * 1).contiguous()
     save_file({"row": x[1], "fortran": fortran, "copy": x[1].clone()}, tmp / "ok.safetensors")
     loaded = load_file(tmp / "ok.safetensors")
     _same(loaded["row"], x[1])
@@ -260,7 +263,9 @@ def test_data_ptr_of_views_is_the_storage_address_plus_offset():
 
 def test_data_ptr_of_a_fortran_ordered_buffer_points_at_c_ordered_elements_without_a_version_bump():
     torch = mindtorch_v2
-    y = torch.arange(6, dtype=torch.int32).reshape(2, 3).t() * 1  # numpy holds the product in Fortran order
+    # a row-major tensor whose numpy buffer is in Fortran order (x.t() * 1 no longer makes one: like torch's, the
+    # product keeps the transposed layout)
+    y = torch.from_numpy(np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3).T))
     version = y._version
     values = (ctypes.c_int32 * 6).from_address(y.data_ptr())
     assert list(values) == [0, 3, 1, 4, 2, 5]

@@ -42,7 +42,8 @@ from .ops.elementwise import (  # noqa: F401,A004
     bitwise_xor_p, add, sub, mul, div, floor_divide, remainder, pow, maximum, minimum, eq, ne, lt, le, gt,
     ge, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, subtract, multiply,
     divide, power, equal, not_equal, less, less_equal, greater, greater_equal, true_divide, negative,
-    absolute, where_p, where, real_p, real, imag_p, imag, conj_p, conj, complex_p,
+    absolute, where_p, where, real_p, real, imag_p, imag, conj_p, conj, complex_p, relu_p, relu,
+    threshold_backward_p, threshold_backward,
 )
 from .ops.shape import (  # noqa: F401,A004
     broadcast_shapes, reshape_p, reshape, broadcast_to_p, broadcast_to, broadcast_arrays, transpose_p,
@@ -77,7 +78,7 @@ from .ops.einsum import (  # noqa: F401,A004
     einsum_p, einsum,
 )
 from .ops.composite import (  # noqa: F401,A004
-    mean, var, std, square, isfinite, logsumexp, softmax, log_softmax, norm, clamp, clip, relu, trunc,
+    mean, var, std, square, isfinite, logsumexp, softmax, log_softmax, norm, clamp, clip, trunc,
     trunc_divide, fmod, log2, log10, tril, triu, roll, tile, diag,
 )
 from .ops.conv import (  # noqa: F401,A004

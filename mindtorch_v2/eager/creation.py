@@ -1,4 +1,6 @@
 """torch.tensor, zeros, ones, ...: the tensor constructors that draw no random numbers (those are in random_ops)."""
+import math
+
 import numpy as np
 import threadpoolctl
 
@@ -6,8 +8,9 @@ from .. import core
 from ..core import dtypes as _dt
 from . import memory_format as _mf
 from .declare import NamedConstant
+from .inplace import check_scalar_fits
 from .storage import UntypedStorage
-from .tensor import Size, Tensor
+from .tensor import Size, Tensor, _int_sizes
 
 __all__ = [
     "get_default_dtype", "set_default_dtype", "arange", "asarray", "as_tensor",
@@ -18,15 +21,19 @@ __all__ = [
 ]
 
 
-def _size(size, size_kw=None):
-    """The shape from f(2, 3), f((2, 3)) or f(size=(2, 3))."""
+def _size(size, size_kw=None, op="empty"):
+    """The shape from f(2, 3), f((2, 3)) or f(size=(2, 3)), checked as torch's parser and allocator do."""
     if size_kw is not None:
         size = (size_kw,)
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = tuple(size[0])
-    size = tuple(int(s) for s in size)
+    if not size:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
+    size = _int_sizes(size, op)
     if any(s < 0 for s in size):
+        if op == "zeros":
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    if math.prod(size) >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
     return size
 
 
@@ -48,7 +55,22 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         data = _nested_to_numpy(data)
     if isinstance(data, np.ndarray) and data.dtype == np.float64 and dtype is None:
         dtype = _dt.float64
-    return _finish(core.asarray(data, dtype=dtype, device=device), requires_grad)
+    if dtype is not None and isinstance(data, (list, tuple)) and None in _flat(data):
+        raise TypeError("must be real number, not NoneType")
+    try:
+        return _finish(core.asarray(data, dtype=dtype, device=device), requires_grad)
+    except TypeError:  # numpy's object arrays: a python int past int64 is torch's parser error
+        leaves = _flat(data) if isinstance(data, (list, tuple)) else [data]
+        if any(isinstance(x, int) and not -2 ** 63 <= x < 2 ** 63 for x in leaves):
+            raise ValueError("Overflow when unpacking long long") from None
+        raise
+    except OverflowError:  # numpy refuses -1 as uint8; torch wraps what fits its check and refuses the rest
+        dtype = _dt.canonicalize(dtype)
+        leaves = _flat(data) if isinstance(data, (list, tuple)) else [data]
+        for x in leaves:
+            check_scalar_fits(x, dtype, parser=True)
+        wrapped = np.array(data, dtype=np.int64).astype(dtype.np)
+        return _finish(core.asarray(wrapped, device=device), requires_grad)
 
 
 def _flat(data):
@@ -218,24 +240,32 @@ def _filled(fill, shape, dtype, device, requires_grad):
 
 
 def zeros(*shape, size=None, dtype=None, device=None, requires_grad=False):
-    return _filled(0, _size(shape, size), dtype, device, requires_grad)
+    return _filled(0, _size(shape, size, "zeros"), dtype, device, requires_grad)
 
 
 def ones(*shape, size=None, dtype=None, device=None, requires_grad=False):
-    return _filled(1, _size(shape, size), dtype, device, requires_grad)
+    return _filled(1, _size(shape, size, "ones"), dtype, device, requires_grad)
 
 
 def empty(*shape, size=None, dtype=None, device=None, requires_grad=False, memory_format=None):
-    size = _size(shape, size)
+    size = _size(shape, size, "empty")
     if memory_format is None or memory_format is _mf.contiguous_format:
         return _filled(0, size, dtype, device, requires_grad)
     return _mf.empty_in(size, memory_format, lambda s: _filled(0, s, dtype, device, requires_grad))
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if fill_value is None or isinstance(fill_value, str):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
     if dtype is None:
         dtype = _dt.result_type(fill_value) if not isinstance(fill_value, Tensor) else fill_value.dtype
-    return _finish(core.full(tuple(size), fill_value, dtype=dtype, device=_dev(device)), requires_grad)
+    if not isinstance(fill_value, Tensor):
+        dtype = _dt.canonicalize(dtype)
+        check_scalar_fits(fill_value, dtype)
+        if isinstance(fill_value, int) and dtype.category == _dt.INT:  # -1 as uint8 is 255, as torch's cast
+            fill_value = int(np.int64(fill_value).astype(dtype.np))
+    size = _size((size,), op="full")
+    return _finish(core.full(size, fill_value, dtype=dtype, device=_dev(device)), requires_grad)
 
 
 def _like(fill):
@@ -247,6 +277,15 @@ def _like(fill):
             return make(tuple(input.shape))
         return _mf.like(input, memory_format, make)
     return fn
+
+
+def _int_arg(v, op, what, pos):
+    """v as an int, or the TypeError of torch's argument parser (a float, bool, str or None)."""
+    if v.__class__ is int:
+        return v
+    if isinstance(v, (bool, np.bool_)) or not hasattr(type(v), "__index__"):
+        raise TypeError(f"{op}(): argument '{what}' (position {pos}) must be int, not {type(v).__name__}")
+    return v.__index__()
 
 
 zeros_like = _like(0)
@@ -262,14 +301,30 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     start, end, step = (x.item() if isinstance(x, Tensor) else x for x in (start, end, step))
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_num(start)} -> {_num(end)}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     return _finish(core.arange(start, end, step, dtype=dtype, device=_dev(device)), requires_grad)
 
 
+def _num(x):
+    return repr(x) if isinstance(x, float) and math.isfinite(x) else str(x)
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    steps = _int_arg(steps, "linspace", "steps", 3)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     return _finish(core.linspace(start, end, steps, dtype=dtype, device=_dev(device)), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    n = _int_arg(n, "eye", "n", 1)
+    m = n if m is None else _int_arg(m, "eye", "m", 2)
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     return _finish(core.eye(n, m, dtype=dtype, device=_dev(device)), requires_grad)

@@ -29,11 +29,12 @@ _LIMITS[_dt.float16] = (-65504.0, 65504.0)
 _LIMITS[_dt.float32] = (float(np.finfo(np.float32).min), float(np.finfo(np.float32).max))
 
 
-def check_scalar_fits(value, dtype):
+def check_scalar_fits(value, dtype, parser=False):
     """torch's check when a python number is written into a tensor (fill_, masked_fill, setitem): a value out
-    of the dtype's range is a RuntimeError (unsigned types accept -max..max for ints; inf and nan pass)."""
-    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:
-        raise ValueError("Overflow when unpacking long long")
+    of the dtype's range is a RuntimeError (unsigned types accept -max..max for ints; inf and nan pass into
+    floating types only)."""
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # (parser: torch.tensor's and setitem's)
+        raise ValueError("Overflow when unpacking long long") if parser else OverflowError("int too big to convert")
     limits = _LIMITS.get(dtype)
     if limits is None or isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         return
@@ -43,13 +44,13 @@ def check_scalar_fits(value, dtype):
     elif isinstance(value, (int, np.integer)) and not dtype.is_signed:
         ok = -hi <= value <= hi
     else:
-        ok = math.isnan(value) or lo <= value <= hi if isinstance(value, float) else lo <= value <= hi
+        ok = lo <= value <= hi  # False for nan
     if not ok:
         raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without overflow")
 
 
-_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
-            "float16": "at::Half", "float32": "float"}
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+            "float16": "c10::Half", "float32": "float"}
 
 
 # ---------------------------------------------------------------------------
@@ -68,6 +69,9 @@ def zero_(self):
 
 
 def fill_(self, value):
+    if not isinstance(value, (Tensor, int, float, complex, np.number)):
+        raise TypeError(f"fill_() received an invalid combination of arguments - got ({type(value).__name__}), but "
+                        "expected one of:\n * (Tensor value)\n * (Number value)")
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
@@ -113,6 +117,8 @@ def _raise_copy(src, dst):
 
 def setitem(self, key, value):
     """self[key] = value: a view write for basic keys, a scatter for tensor / mask keys."""
+    if not isinstance(value, (Tensor, int, float, complex, np.number, np.ndarray)):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {self._desc().split()[0]}")
     if key is False:  # torch writes nothing (and bumps no version) for x[False] = v
         return
     if isinstance(value, Tensor) and value._shape[:1] == (1,):
@@ -165,8 +171,9 @@ def _strip_leading_ones(value):
 
 
 def _scalar_like(value, like):
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"can't assign a {type(value).__name__} to a {like._desc().split()[0]}")
-    check_scalar_fits(value, like.dtype)
+    if like.dtype.category != _dt.FLOAT:
+        check_scalar_fits(value, like.dtype, parser=True)
+    elif isinstance(value, int) and not -2 ** 63 <= value < 2 ** 63:  # (a float too large is inf, no error)
+        raise ValueError("Overflow when unpacking long long")
     return Tensor._wrap(core.asarray(value, dtype=like.dtype if not isinstance(value, np.ndarray) else None,
                                      device=like.device))

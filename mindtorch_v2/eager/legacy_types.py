@@ -35,7 +35,7 @@ class _TensorType(type):
         if len(args) == 1:
             (arg,) = args
             if isinstance(arg, Size):
-                return empty(*arg, dtype=cls.dtype)
+                return empty(tuple(arg), dtype=cls.dtype)
             if isinstance(arg, Tensor):
                 if arg.dtype is not cls.dtype or arg.device.type != "cpu":
                     raise TypeError(f"expected a cpu {cls.dtype} tensor (got a {arg.device.type} {arg.dtype} one)")

@@ -12,7 +12,9 @@ permuted-back geometry (PyTorch's result is not a view; here `_base` is the perm
 in-place writes with history consistent). `preserve_format` (the default of
 clone and the *_like factories) keeps a dense layout as it is, as PyTorch does.
 """
+from .. import core as _core
 from .declare import NamedConstant, tensor_method
+from .tensor import contiguous_strides
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
 
@@ -137,6 +139,28 @@ def empty_in(shape, fmt, make):
     out = make(tuple(shape))
     order = storage_order(fmt, len(shape))
     return out if order == tuple(range(len(shape))) else _relaid(out, order)
+
+
+def keep_layout(out, *operands):
+    """out (a fresh elementwise result) laid out as PyTorch's TensorIterator lays it out: in the storage
+    order of the first operand of out's shape when that one is dense in a permuted order (a channels_last
+    or transposed input gives a channels_last or transposed result), else row-major as it is. The values
+    and autograd history stay out's own: only its storage is permuted, in place, before anyone sees out."""
+    if out.ndim < 2 or out._strides is not None:
+        return out
+    for a in operands:
+        if getattr(a, "_shape", None) == out._shape:
+            if a._strides is None or a._storage is out._storage:
+                return out
+            order = dense_order(a)
+            if order is None or order == tuple(range(out.ndim)):
+                return out
+            st = out._storage
+            st.value = _core.transpose(st.value, order)
+            out._strides = _strides_in(out._shape, order)
+            out._full = False
+            return out
+    return out
 
 
 def _relaid(fresh, order):

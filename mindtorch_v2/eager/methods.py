@@ -15,7 +15,7 @@ from .creation import tensor as _tensor
 from .declare import tensor_method
 from .legacy_types import legacy_dtype
 from .storage import UntypedStorage
-from .tensor import Tensor
+from .tensor import Tensor, _named
 from .writeback import apply, inplace_method, original
 
 _w = ops._w
@@ -70,7 +70,7 @@ def to(self, *args, **kwargs):
             if out.dtype.category == _dt.COMPLEX and dtype.category != _dt.COMPLEX:
                 warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                               stacklevel=2)
-            out = _w(core.cast(out, dtype))
+            out = _mf.keep_layout(_named(_w(core.cast(out, dtype)), "ToCopyBackward0", self), self)
     if memory_format is not None and memory_format is not _mf.preserve_format:
         out = _mf.to_format(out, memory_format)
     if copy and out is self:
@@ -83,8 +83,8 @@ def clone(self, memory_format=None):
     """A copy with its own storage; by default (preserve_format) a dense layout is kept, as in PyTorch."""
     order = _mf.clone_order(self, memory_format) if self._strides is not None or memory_format is not None else None
     if order is not None:
-        return _mf.in_order(self, order)
-    return _w(core.copy(self))
+        return _named(_mf.in_order(self, order), "CloneBackward0", self)
+    return _named(_w(core.copy(self)), "CloneBackward0", self)
 
 
 @tensor_method("type")
@@ -151,9 +151,9 @@ def __pow__(self, other): return _forward(ops.pow, self, other)  # noqa: E704
 @tensor_method
 def __rpow__(self, other): return _reflected(ops.pow, self, other)  # noqa: E704
 @tensor_method
-def __matmul__(self, other): return _forward(ops.matmul, self, other)  # noqa: E704
+def __matmul__(self, other): return _forward(ops.matmul, self, other) if isinstance(other, Tensor) else NotImplemented  # noqa: E501,E704
 @tensor_method
-def __rmatmul__(self, other): return _reflected(ops.matmul, self, other)  # noqa: E704
+def __rmatmul__(self, other): return _reflected(ops.matmul, self, other) if isinstance(other, Tensor) else NotImplemented  # noqa: E501,E704
 @tensor_method
 def __neg__(self): return ops.neg(self)  # noqa: E704
 @tensor_method
@@ -204,9 +204,7 @@ tensor_method(inplace_method(ops.bitwise_or, "__ior__"))
 tensor_method(inplace_method(ops.bitwise_xor, "__ixor__"))
 
 
-@tensor_method
-def __imatmul__(self, other):
-    return apply(self, lambda: ops.matmul(original(self, (other,)), other), "__imatmul__")
+# (no __imatmul__: torch has none, so `a @= b` rebinds a to a new tensor and a's views keep the old data)
 
 
 tensor_method(inplace.setitem, "__setitem__")

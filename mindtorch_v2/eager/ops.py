@@ -10,11 +10,13 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
-from .tensor import Size, Tensor, _dim, as_result
-from . import return_types
+from .tensor import Size, Tensor, _dim, _int_sizes, _named, as_result
+from . import grad_mode, return_types
+from .autograd.graph import NotImplementedNode
 from .autocast_state import lower_precision
 from .declare import tensor_method, torch_op, write_out
 from .inplace import check_scalar_fits
+from .memory_format import keep_layout
 
 __all__ = [
     "abs", "absolute", "neg", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin",
@@ -25,7 +27,7 @@ __all__ = [
     "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "lerp", "isclose", "allclose", "equal", "isnan",
     "isinf", "isfinite", "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
     "all", "any", "cumsum", "logsumexp", "softmax", "log_softmax", "norm", "count_nonzero", "sort", "argsort",
-    "topk", "gather", "scatter", "scatter_add", "index_select", "index_add", "take", "take_along_dim", "nonzero",
+    "topk", "gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill", "take", "take_along_dim", "nonzero",
     "masked_select", "flip", "roll", "tril", "triu", "repeat", "tile", "broadcast_to", "matmul", "mm", "bmm",
     "mv", "dot", "inner", "outer", "addmm", "trace", "diag", "concat", "concatenate", "cat", "stack", "hstack",
     "vstack", "broadcast_tensors", "broadcast_shapes", "einsum", "where", "cdist", "ger", "rsub", "result_type",
@@ -78,7 +80,9 @@ def _check_nonempty(name, x, axis, error=IndexError):
 
 def _unary(fn):
     def op(input):
-        return _w(fn(_t(input)))
+        x = _t(input)
+        out = _w(fn(x))
+        return out if x._strides is None else keep_layout(out, x)
     op.__name__ = fn.__name__
     return op
 
@@ -140,7 +144,7 @@ _square = _unary(core.square)
 def relu(input):
     if input.dtype is _dt.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    return _relu(input)
+    return _named(_relu(input), "ReluBackward0", input)
 
 
 @torch_op(inplace=True, out=True)
@@ -171,7 +175,8 @@ def _binary(fn, prim=None, float_only=False):
     to the bind hook, the rest through the core function's PyTorch promotion."""
     if prim is None:
         def op(input, other):
-            return _w(fn(input, other))
+            out = _w(fn(input, other))
+            return out if out._shape.__len__() < 2 else keep_layout(out, input, other)
     else:
         bind = Tensor.__mt_bind__
         scalar = core.scalar_array
@@ -180,17 +185,37 @@ def _binary(fn, prim=None, float_only=False):
             if isinstance(input, Tensor):
                 if isinstance(other, Tensor):
                     if input.dtype is other.dtype and (not float_only or input.dtype.category == _FLOAT):
-                        return bind(prim, (input, other), {})
+                        out = bind(prim, (input, other), {})
+                        return out if input._strides is None and other._strides is None else \
+                            keep_layout(out, input, other)
                 elif (type(other) is float or type(other) is int) and input.dtype.category == _FLOAT:
-                    return bind(prim, (input, scalar(other, input.dtype, input.device)), {})
-            return _w(fn(input, other))
+                    out = bind(prim, (input, scalar(other, input.dtype, input.device)), {})
+                    return out if input._strides is None else keep_layout(out, input)
+            out = _w(fn(input, other))
+            return out if out._shape.__len__() < 2 else keep_layout(out, input, other)
     op.__name__ = fn.__name__
     return op
 
 
 mul = multiply = torch_op(_binary(core.mul, core.mul_p), name="mul", inplace=True, out=True, aliases=("multiply",))
 true_divide = torch_op(_binary(core.div, core.div_p, float_only=True), name="true_divide", inplace=True, out=True)
-floor_divide = torch_op(_binary(core.floor_divide), name="floor_divide", inplace=True, out=True)
+_floor_divide = _binary(core.floor_divide)
+
+
+def floor_divide(input, other):
+    """input // other; torch defines no derivative: the result's grad_fn raises when backward reaches it."""
+    args = (input, other)
+    if not (grad_mode.is_grad_enabled() and builtins.any(isinstance(a, Tensor) and a._rg for a in args)):
+        return _floor_divide(input, other)
+    with grad_mode.no_grad():
+        out = _floor_divide(input, other)
+    if out.dtype.category >= _FLOAT:
+        edges = tuple(a._edge() if isinstance(a, Tensor) and a._rg else (None, 0) for a in args)
+        out._grad_fn, out._output_nr, out._rg = NotImplementedNode("floor_divide", edges), 0, True
+    return out
+
+
+floor_divide = torch_op(floor_divide, inplace=True, out=True)
 remainder = torch_op(_binary(core.remainder), name="remainder", inplace=True, out=True)
 _pow = _binary(core.pow)
 
@@ -296,7 +321,10 @@ def fmod(input, other):
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    return _w(core.where(condition, input, other))
+    if isinstance(condition, Tensor) and condition.dtype is not _dt.bool_ and condition.dtype is not _dt.uint8:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{condition.dtype.scalar_name}")
+    return keep_layout(_w(core.where(condition, input, other)), condition, input, other)
 
 
 @tensor_method("where")
@@ -314,7 +342,8 @@ def clamp(input, min=None, max=None):  # noqa: A002
     if x.dtype is _dt.bool_ and not (len(bounds) == 1 and isinstance(bounds[0], Tensor)) \
             and _dt.result_type(x, *bounds) is _dt.bool_:  # (one bool tensor bound works: clamp_min / _max)
         raise UnsupportedDTypeError('"clamp_cpu" not implemented for \'Bool\'')
-    return _w(core.clamp(x, min, max))
+    tensor_bound = isinstance(min, Tensor) or isinstance(max, Tensor)
+    return _named(_w(core.clamp(x, min, max)), "ClampBackward0" if tensor_bound else "ClampBackward1", x)
 
 
 clip = clamp
@@ -432,7 +461,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     if dtype is not None:
         x = core.cast(x, dtype)
-    return _with_dtype(core.sum(x, axis, keepdim), dtype)
+    out = _with_dtype(core.sum(x, axis, keepdim), dtype)
+    return out if dim is None else _named(out, "SumBackward1", input)
 
 
 @torch_op(out=True)
@@ -452,7 +482,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {x.dtype.scalar_name}")
     x, axis, keepdim = _reduce_args(x, dim, keepdim)
-    return _w(core.mean(x, axis, keepdim))
+    return _named(_w(core.mean(x, axis, keepdim)), "MeanBackward0" if dim is None else "MeanBackward1", input)
 
 
 
@@ -473,7 +503,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     _check_float_for_var(_t(input))
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    return _w(core.var(x, axis, _correction(unbiased, correction), keepdim))
+    return _named(_w(_in_float64(core.var, x, axis, _correction(unbiased, correction), keepdim)), "VarBackward0")
 
 
 @torch_op(out=True)
@@ -482,7 +512,15 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         dim, unbiased = None, dim
     _check_float_for_var(_t(input))
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
-    return _w(core.std(x, axis, _correction(unbiased, correction), keepdim))
+    return _named(_w(_in_float64(core.std, x, axis, _correction(unbiased, correction), keepdim)), "StdBackward0")
+
+
+def _in_float64(fn, x, *args):
+    """fn(x, *args) accumulated in float64 for a float32 x and rounded once, as torch's cpu var/std kernels
+    (Welford in double): the std of [1e20, -1e20, 1e20] is 1.15e20, not the inf of a float32 square."""
+    if x.dtype is not _dt.float32:
+        return fn(x, *args)
+    return core.cast(fn(core.cast(x, _dt.float64), *args), _dt.float32)
 
 
 def _extremum(name, core_reduce, core_arg, core_pair, rtype):
@@ -500,7 +538,7 @@ def _extremum(name, core_reduce, core_arg, core_pair, rtype):
             if x.numel() == 0:
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                    "Specify the reduction dim with the 'dim' argument.")
-            return _w(core_reduce(x))
+            return _named(_w(core_reduce(x)), f"{name.capitalize()}Backward1", x)
         d = _dim(dim, x.ndim)
         _check_nonempty(name, x, d)
         if x.ndim == 0:
@@ -522,7 +560,7 @@ min = torch_op(_extremum('min', core.min, core.argmin, core.minimum, return_type
 def amax(input, dim=(), keepdim=False):
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
     _check_nonempty("amax", x, axis, RuntimeError)
-    return _w(core.max(x, axis, keepdim))
+    return _named(_w(core.max(x, axis, keepdim)), "AmaxBackward0", input)
 
 
 @torch_op(out=True)
@@ -589,16 +627,17 @@ def _softmax_input(input, dtype, name):
 
 @torch_op
 def softmax(input, dim, dtype=None):
+    d = _dim(dim, _t(input).ndim)
     x = _softmax_input(input, dtype, "softmax")
-    d = _dim(dim, x.ndim)
-    return _w(core.softmax(x, d)) if x.dtype.category == _FLOAT else x.clone()
+    return _named(_w(core.softmax(x, d)), "SoftmaxBackward0", input) if x.dtype.category == _FLOAT else x.clone()
 
 
 @torch_op
 def log_softmax(input, dim, dtype=None):
+    d = _dim(dim, _t(input).ndim)
     x = _softmax_input(input, dtype, "log_softmax")
-    d = _dim(dim, x.ndim)
-    return _w(core.log_softmax(x, d)) if x.dtype.category == _FLOAT else x.clone()
+    return (_named(_w(core.log_softmax(x, d)), "LogSoftmaxBackward0", input) if x.dtype.category == _FLOAT
+            else x.clone())
 
 
 @torch_op(out=True)
@@ -610,11 +649,16 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{x.dtype.scalar_name}")
     if p == "nuc":
+        if dim is None and x.ndim < 2:
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        if dim is not None and not (isinstance(dim, (tuple, list)) and len(dim) == 2):
+            got = " ".join(str(d) for d in dim) if isinstance(dim, (tuple, list)) else str(dim)
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
         axes = (-2, -1) if dim is None else tuple(_axis(dim, x.ndim))
         return _w(core.linalg.matrix_norm(x, "nuc", axes, bool(keepdim)))
     x, axis, keepdim = _reduce_args(x, dim, keepdim)
     ord_ = 2 if p in ("fro", None) else (math.inf if p in ("inf", float("inf")) else p)
-    return _w(core.norm(x, ord_, axis, keepdim))
+    return _named(_w(core.norm(x, ord_, axis, keepdim)), "LinalgVectorNormBackward0", x)
 
 
 @torch_op
@@ -653,6 +697,25 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
     return return_types.topk(_w(values), _w(idx))
 
 
+def _check_index_values(idx, size, dim, op):
+    """torch's bounds check of index values (concrete ones: not on meta, not under a transform). Unlike
+    numpy and the core, torch refuses negative indices here. op: "gather" (gather, scatter), "index_select",
+    "index_add"."""
+    v = idx._value()
+    if not isinstance(v, core.Array) or idx.device.type == "meta" or not idx.numel():
+        return
+    a = np.asarray(v)
+    lo, hi = a.min(), a.max()
+    if lo >= 0 and hi < size:
+        return
+    bad = int(lo if lo < 0 else hi)
+    if op == "gather":
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    if op == "index_select" and dim > 0:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    raise IndexError("index out of range in self")
+
+
 def _bounds_as_runtime_error(fn, *args):
     """gather / scatter / index_add report an index out of bounds as a RuntimeError in torch."""
     try:
@@ -664,7 +727,9 @@ def _bounds_as_runtime_error(fn, *args):
 @torch_op(out=True)
 def gather(input, dim, index):
     x = _t(input)
-    return _bounds_as_runtime_error(core.gather, x, _dim(dim, x.ndim), _index(index))
+    d, idx = _dim(dim, x.ndim), _index(index)
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    return _bounds_as_runtime_error(core.gather, x, d, idx)
 
 
 def _index(index):
@@ -689,27 +754,36 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
     _check_same_dtype("scatter", x, src)
     if not isinstance(src, Tensor):
         src = core.full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
-    if reduce == "add":
-        return _bounds_as_runtime_error(core.scatter_add, x, _dim(dim, x.ndim), _index(index), src)
-    if reduce is not None:
+    if reduce is not None and reduce != "add":
         raise RuntimeError(f"scatter: reduce='{reduce}' is not supported (use 'add' or scatter_reduce)")
-    return _bounds_as_runtime_error(core.scatter, x, _dim(dim, x.ndim), _index(index), src)
+    d, idx = _dim(dim, x.ndim), _index(index)
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    return _bounds_as_runtime_error(core.scatter_add if reduce == "add" else core.scatter, x, d, idx, src)
 
 
 @torch_op(inplace=True)
 def scatter_add(input, dim, index, src):
     x = _t(input)
     _check_same_dtype("scatter", x, src)
-    return _bounds_as_runtime_error(core.scatter_add, x, _dim(dim, x.ndim), _index(index), src)
+    d, idx = _dim(dim, x.ndim), _index(index)
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    return _bounds_as_runtime_error(core.scatter_add, x, d, idx, src)
 
 
 @torch_op(out=True)
 def index_select(input, dim, index):
     x = _t(input)
-    idx = _index(index)
-    if idx.ndim > 1:
+    if isinstance(index, Tensor) and index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    return _w(core.take(x, core.reshape(idx, (-1,)), axis=_dim(dim, x.ndim)))
+    idx = _index(index)
+    d = _dim(dim, x.ndim)
+    if x.ndim == 0:
+        if idx.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.numel()} value(s)")
+        _check_index_values(idx, 1, 0, "index_select")
+        return _w(core.reshape(core.take(core.reshape(x, (1,)), core.reshape(idx, (1,)), axis=0), ()))
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_select")
+    return _w(core.take(x, core.reshape(idx, (-1,)), axis=d))
 
 
 @torch_op(inplace=True)
@@ -718,11 +792,58 @@ def index_add(input, dim, index, source, *, alpha=1):
     _check_same_dtype("index_add", x, source, "source")
     if alpha != 1:
         source = core.mul(source, alpha)
-    return _bounds_as_runtime_error(core.index_add, x, _index(index), source, _dim(dim, x.ndim))
+    d, idx = _dim(dim, x.ndim), _index(index)
+    if idx.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
+                         f"Long and size: {list(idx.shape)}")
+    src_shape = tuple(source.shape) if isinstance(source, Tensor) else ()
+    if src_shape and d >= len(src_shape):
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{len(src_shape)}")
+    if idx.numel() != (src_shape[d] if src_shape else 1):
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.numel()}) should be equal to source.size(dim): "
+                           f"({src_shape[d] if src_shape else 1}), for dim: {d}")
+    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_add")
+    return _bounds_as_runtime_error(core.index_add, x, idx, source, d)
+
+
+@torch_op(inplace=True)
+def index_fill(input, dim, index, value):
+    """input with every slice at `index` along dim set to value (a number or a 0-d tensor)."""
+    x = _t(input)
+    if not isinstance(index, Tensor) or index.dtype is not _dt.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    d = _dim(dim, x.ndim)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        fill = core.cast(value, x.dtype)
+    else:
+        check_scalar_fits(value, x.dtype)
+        fill = core.full((), value, dtype=x.dtype, device=x.device)
+    n = x.shape[d] if x.ndim else 1
+    v = index._value()
+    if isinstance(v, core.Array) and index.device.type != "meta" and index.numel():
+        a = np.asarray(v)
+        bad = a[(a < -n) | (a >= n)]
+        if bad.size:
+            raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} with size {n}")
+    idx = core.reshape(index, (-1,))
+    idx = core.where(core.lt(idx, 0), core.add(idx, n), idx)
+    hits = core.gt(core.index_add(core.zeros((n,), dtype=_dt.float32, device=x.device), idx,
+                                  core.ones(tuple(idx.shape), dtype=_dt.float32, device=x.device)), 0)
+    mask = core.reshape(hits, tuple(n if i == d else 1 for i in range(x.ndim)))
+    return _named(_w(core.where(mask, fill, x)), "IndexFillBackward1" if isinstance(value, Tensor)
+                  else "IndexFillBackward0", x)
 
 
 @torch_op(out=True)
 def take(input, index):
+    if isinstance(index, Tensor) and index.dtype is not _dt.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.scalar_name}")
     return _w(core.take(_t(input), _index(index)))
 
 
@@ -739,7 +860,10 @@ def nonzero(input, *, as_tuple=False):
     x = _t(input)
     if x.device.type == "meta":
         raise NotImplementedError("nonzero has a data-dependent shape and cannot run on meta tensors")
-    nz = np.nonzero(np.asarray(x._value()))
+    a = np.asarray(x._value())
+    nz = np.nonzero(np.atleast_1d(a))
+    if a.ndim == 0 and not as_tuple:  # one index column per dim: (1, 0) or (0, 0) for a 0-d tensor
+        return Tensor._from_value(core.asarray(np.zeros((int(a != 0), 0), np.int64)))
     if as_tuple:
         return tuple(Tensor._from_value(core.asarray(n.astype(np.int64))) for n in nz)
     return Tensor._from_value(core.asarray(np.stack(nz, 1).astype(np.int64) if nz else np.zeros((1, 0), np.int64)))
@@ -761,7 +885,7 @@ def masked_select(input, mask):
 
 @torch_op(method=False, out=True)
 def cat(tensors, dim=0):
-    tensors = [_t(x) for x in tensors]
+    tensors = [_t(x) for x in _tensor_seq(tensors, "cat")]
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for k, x in enumerate(tensors):
@@ -781,7 +905,7 @@ def cat(tensors, dim=0):
             if i != d and a != b:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {b} but "
                                    f"got size {a} for tensor number {k} in the list.")
-    return _w(core.concatenate(tensors, d))
+    return _named(_w(core.concatenate(tensors, d)), "CatBackward0", *tensors)
 
 
 concat = concatenate = cat
@@ -789,7 +913,7 @@ concat = concatenate = cat
 
 @torch_op(method=False, out=True)
 def stack(tensors, dim=0):
-    tensors = [_t(x) for x in tensors]
+    tensors = [_t(x) for x in _tensor_seq(tensors, "stack")]
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, x in enumerate(tensors):
@@ -800,19 +924,35 @@ def stack(tensors, dim=0):
     shape = tuple(tensors[0].shape)
     if d < len(shape):  # one concatenate along d, then split d into (n, size): two nodes, not 2n
         joined = core.concatenate(tensors, d)
-        return _w(core.reshape(joined, shape[:d] + (len(tensors), shape[d]) + shape[d + 1:]))
-    return cat([x.unsqueeze(d) for x in tensors], d)
+        out = _w(core.reshape(joined, shape[:d] + (len(tensors), shape[d]) + shape[d + 1:]))
+    else:
+        out = cat([x.unsqueeze(d) for x in tensors], d)
+    return _named(out, "StackBackward0", *tensors)
 
 
 @torch_op(method=False, out=True)
 def hstack(tensors):
-    tensors = [_t(x) for x in tensors]
+    tensors = [_t(x) for x in _tensor_seq(tensors, "hstack")]
+    if not tensors:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    tensors = [x.reshape(1) if x.ndim == 0 else x for x in tensors]  # atleast_1d
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 @torch_op(method=False, out=True)
 def vstack(tensors):
-    return cat([x if x.ndim > 1 else x.reshape(1, -1) for x in (_t(t) for t in tensors)], 0)
+    tensors = [_t(x) for x in _tensor_seq(tensors, "vstack")]
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return cat([x if x.ndim > 1 else x.reshape(1, -1) for x in tensors], 0)
+
+
+def _tensor_seq(tensors, op):
+    """torch's parser for a `tensors` argument: a list or tuple (not a tensor, not a generator)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    return tensors
 
 
 @torch_op
@@ -824,6 +964,10 @@ def flip(input, dims):
 @torch_op
 def roll(input, shifts, dims=None):
     x = _t(input)
+    n_shifts = len(shifts) if isinstance(shifts, (tuple, list)) else 1
+    n_dims = 0 if dims is None else len(dims) if isinstance(dims, (tuple, list)) else 1
+    if n_shifts != n_dims and not (dims is None and n_shifts == 1):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {n_shifts}, dims:{n_dims}")
     if dims is not None:
         dims = tuple(_dim(d, x.ndim) for d in (dims if isinstance(dims, (tuple, list)) else (dims,)))
     return _w(core.roll(x, shifts, dims))
@@ -848,7 +992,9 @@ def _triangle(input, diagonal, lower):
 
 @torch_op
 def repeat(self, *sizes):
-    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+    sizes = _int_sizes(sizes, "repeat", "repeats")
     if len(sizes) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
@@ -866,7 +1012,7 @@ def tile(input, dims):
 
 @torch_op
 def broadcast_to(input, size):
-    return _t(input).expand(*size)
+    return _t(input).expand(tuple(size))
 
 
 def _broadcast_shapes(name, shapes):
@@ -878,7 +1024,7 @@ def _broadcast_shapes(name, shapes):
 
 def broadcast_tensors(*tensors):
     shape = _broadcast_shapes("broadcast_tensors", [tuple(t.shape) for t in tensors])
-    return tuple(_t(t).expand(*shape) for t in tensors)
+    return tuple(_t(t).expand(tuple(shape)) for t in tensors)
 
 
 def broadcast_shapes(*shapes):
@@ -897,7 +1043,8 @@ def matmul(input, other):
     if input.dtype is _dt.bool_ and input.numel() and other.numel():
         raise UnsupportedDTypeError('"matmul" not implemented for \'Bool\'')
     try:
-        return _w(core.matmul(input, other))
+        out = _w(core.matmul(input, other))
+        return _named(out, "MmBackward0", input, other) if input.ndim == 2 and other.ndim == 2 else out
     except ValueError as e:  # the core's shape errors: RuntimeError in torch
         raise RuntimeError(str(e)) from None
 
@@ -951,6 +1098,9 @@ def inner(input, other):
 
 @torch_op(out=True)
 def outer(input, vec2):
+    for name, v in (("self", input), ("vec2", vec2)):
+        if isinstance(v, Tensor) and v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
     return _w(core.outer(_t(input), _t(vec2)))
 
 

@@ -476,7 +476,7 @@ def _draw(shape, dtype, device, generator, host, keyed):
 
 def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     dtype = _float_dtype(dtype, "check_uniform_bounds")
-    shape = _size(shape, size)
+    shape = _size(shape, size, "rand")
     value = _draw(shape, dtype, device, generator, lambda g, n: _uniform(g, n, dtype),
                   lambda k: core.random.uniform(k, shape, dtype=dtype))
     return _finish(value, requires_grad)
@@ -484,7 +484,7 @@ def rand(*shape, size=None, generator=None, dtype=None, device=None, requires_gr
 
 def randn(*shape, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     dtype = _float_dtype(dtype, "normal_kernel_cpu")
-    shape = _size(shape, size)
+    shape = _size(shape, size, "randn")
     value = _draw(shape, dtype, device, generator, lambda g, n: _normal(g, n, dtype),
                   lambda k: core.random.normal(k, shape, dtype=dtype))
     return _finish(value, requires_grad)
@@ -551,7 +551,7 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
         raise TypeError("randint() missing required arguments: 'high' and 'size'")
     low = 0 if low is None else low
     dtype = _dt.canonicalize(dtype) or _dt.int64
-    shape = _size(size)
+    shape = _size((size,), op="randint")
     base, range_ = _from_to(dtype, low, high)
     draw = _dt.int64 if dtype.category != _dt.INT else dtype
     value = _draw(shape, dtype, device, generator, lambda g, n: _random_from_to(g, n, dtype, base, range_),
@@ -573,11 +573,11 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 def randn_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)
 
 
@@ -605,14 +605,14 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     ref = mean if m_t else std
     shape = core.broadcast_shapes(*[tuple(x.shape) for x in (mean, std) if isinstance(x, Tensor)])
-    draw = randn(*shape, generator=generator, dtype=ref.dtype, device=ref.device) if s_t else \
+    draw = randn(tuple(shape), generator=generator, dtype=ref.dtype, device=ref.device) if s_t else \
         _new_random(shape, ref.dtype, ref.device).normal_(0.0, std, generator=generator)
     return draw * std + mean if s_t else draw + mean
 
 
 def _new_random(size, dtype, device):
     from .creation import empty
-    return empty(*_size((size,) if isinstance(size, int) else tuple(size)), dtype=dtype, device=device)
+    return empty(_size((size,) if isinstance(size, int) else (tuple(size),)), dtype=dtype, device=device)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):

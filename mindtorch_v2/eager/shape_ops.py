@@ -71,7 +71,7 @@ def meshgrid(*tensors, indexing=None):
     for i, x in enumerate(tensors):
         shape = [1] * len(tensors)
         shape[order.index(i)] = sizes[i]
-        out.append(reshape(x, tuple(shape)).expand(*grid))
+        out.append(reshape(x, tuple(shape)).expand(tuple(grid)))
     return tuple(out)
 
 
@@ -469,7 +469,7 @@ def masked_scatter(input, mask, source):
         if ones > src.numel():
             raise RuntimeError("Number of elements of source < number of ones in mask")
     if shape != tuple(x.shape):
-        x = x.expand(*shape)
+        x = x.expand(tuple(shape))
     return _w(core.masked_scatter(x, m.detach(), src))
 
 

@@ -104,9 +104,9 @@ def record_node(prim, params, args, vals, out):
         if out.dtype.category >= _FLOAT:  # floating and complex outputs carry gradients
             t._grad_fn = node
             t._rg = True
-        if "out" in reads:
-            node.out_saved = [_hooked(hooks, t, (node, 0), True) if hooks is not None
-                              else Saved(out, t._storage.version, 0, (node, 0), True)]
+        if "out" in reads:  # (the edge names no node: node -> out_saved -> node would be a reference cycle)
+            node.out_saved = [_hooked(hooks, t, (None, 0), True) if hooks is not None
+                              else Saved(out, t._storage.version, 0, (None, 0), True)]
         return t
     node = Node(prim, params, edges, saved, specs, tuple((o.shape, o.dtype, o.device) for o in out))
     results = []
@@ -118,8 +118,8 @@ def record_node(prim, params, args, vals, out):
             t._rg = True
         results.append(t)
     if "out" in reads:
-        node.out_saved = [_hooked(hooks, t, (node, k), True) if hooks is not None
-                          else Saved(o, t._storage.version, 0, (node, k), True)
+        node.out_saved = [_hooked(hooks, t, (None, k), True) if hooks is not None
+                          else Saved(o, t._storage.version, 0, (None, k), True)
                           for k, (o, t) in enumerate(zip(out, results))]
     return tuple(results)
 
@@ -164,6 +164,11 @@ _CROSS_PROCESS_NON_LEAF = ("Cowardly refusing to serialize non-leaf tensor which
                            "detach() on the tensor before serializing (e.g., putting it on the queue).")
 _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+_NO_GRAD_VIEW_INPLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside "
+    "(if you want the inplace to be tracked).")
 _INFERENCE_SAVED = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
                     "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
                     "normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
@@ -180,6 +185,9 @@ class Tensor:
                  "_rg", "_grad", "_retains_grad", "_acc", "_view_version", "__dict__", "__weakref__")
     __array_priority__ = 1000
     __mt_bind__ = staticmethod(tensor_bind)
+    # a view made under no_grad of a tensor that requires grad: it requires grad as a leaf of its own (no
+    # history, none rebuilt from its base), and in-place ops on it with grad mode on are refused, as in torch
+    _created_in_no_grad = False
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and args:  # the legacy constructor: Tensor(data), Tensor(*size), Tensor(other)
@@ -231,7 +239,8 @@ class Tensor:
         node, nr = edge
         if node is not None:
             if type(node) is AccumulateGrad:
-                return node.variable if node.variable._value() is value else _alias_leaf(node, value)
+                leaf = node.variable
+                return leaf if leaf is not None and leaf._value() is value else _alias_leaf(node, value)
             t._grad_fn, t._output_nr, t._rg = node, nr, True
         return t
 
@@ -253,9 +262,13 @@ class Tensor:
         v._retains_grad = False
         v._acc = None
         v._view_version = st.version.value
-        if self._rg and record is not None and grad_mode.is_grad_enabled():
-            tmp = record(self)
-            v._grad_fn, v._output_nr, v._rg = tmp._grad_fn, tmp._output_nr, tmp._rg
+        if self._rg and record is not None:
+            if grad_mode.is_grad_enabled():
+                tmp = record(self)
+                v._grad_fn, v._output_nr, v._rg = tmp._grad_fn, tmp._output_nr, tmp._rg
+            elif v.dtype.category >= _FLOAT:
+                v._rg = True
+                v._created_in_no_grad = True
         return v
 
     # ------------------------------------------------------------------
@@ -530,7 +543,7 @@ class Tensor:
         """A view whose storage was written since its history was taken reads as_strided of its base."""
         base = self._base
         version = self._storage.version.value
-        if self._view_version == version or not base._rg:
+        if self._view_version == version or not base._rg or self._created_in_no_grad:
             return
         shape, strides, offset = self._geometry()
         out = record_node(as_strided_p, {"shape": shape, "strides": strides, "offset": offset},
@@ -543,6 +556,8 @@ class Tensor:
             self._refresh_view_history()
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
+        if self._created_in_no_grad:  # torch gives such a view no grad accumulator: gradients stop here
+            return _NO_EDGE
         if self._acc is None:
             self._acc = AccumulateGrad(self)
         return (self._acc, 0)
@@ -612,6 +627,8 @@ class Tensor:
             raise RuntimeError(_INFERENCE_INPLACE)
         if not grad_mode.is_grad_enabled():
             return
+        if self._created_in_no_grad:
+            raise RuntimeError(_NO_GRAD_VIEW_INPLACE)
         if self._grad_fn is None and self._rg and self._base is None:
             raise RuntimeError(_LEAF_INPLACE)
         base = self._base
@@ -662,6 +679,8 @@ ForkingPickler.register(Tensor, reduce_for_process)
 
 
 def _dim(d, ndim):
+    if d.__class__ is not int:
+        d = _index_arg(d, "dim", "must be int")
     n = max(ndim, 1)
     if not -n <= d < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
@@ -669,3 +688,39 @@ def _dim(d, ndim):
 
 
 as_result = Tensor._wrap  # the eager modules' name for it
+
+
+def _named(out, name, *inputs):
+    """out, its grad_fn named as torch names the node of the op that made it ("MeanBackward0" for a mean
+    built from sum and div); a node out shares with an input (an op returning its input) keeps its name."""
+    node = out._grad_fn if isinstance(out, Tensor) else None
+    if type(node) is Node and all(node is not getattr(i, "_grad_fn", None) for i in inputs):
+        node.torch_name = name
+    return out
+
+
+def _index_arg(v, what, rule):
+    """v as an int where torch's parser wants one (a numpy integer or an integer 0-d tensor passes; a float,
+    bool, str or None is the parser's TypeError)."""
+    if isinstance(v, (bool, np.bool_)) or not hasattr(type(v), "__index__"):
+        raise TypeError(f"argument '{what}' {rule}, not {type(v).__name__}")
+    return v.__index__()
+
+
+def _int_sizes(args, op, what="size", position=1):
+    """The sizes from f(2, 3), f((2, 3)) or f([2, 3]) as a tuple of python ints, with the TypeError of torch's
+    argument parser for anything else (f(2.5), f('6'), f((2.5,)), f(None))."""
+    seq = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    if len(args) == 1 and not isinstance(args[0], (tuple, list)) and (
+            isinstance(args[0], (bool, np.bool_)) or not hasattr(type(args[0]), "__index__")):
+        raise TypeError(f"{op}(): argument '{what}' (position {position}) must be tuple of ints, not "
+                        f"{type(args[0]).__name__}")
+    out = []
+    for i, s in enumerate(seq):
+        if s.__class__ is not int:
+            if isinstance(s, (bool, np.bool_)) or not hasattr(type(s), "__index__"):
+                raise TypeError(f"{op}(): argument '{what}' (position {position}) must be tuple of ints, but found "
+                                f"element of type {type(s).__name__} at pos {i}")
+            s = s.__index__()
+        out.append(s)
+    return tuple(out)

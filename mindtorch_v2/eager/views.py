@@ -11,7 +11,7 @@ from .. import core
 from ..core import reshape_p
 from .declare import tensor_method, torch_op
 from .memory_format import contiguous_format, to_format
-from .tensor import Tensor, _dim, contiguous_strides
+from .tensor import Tensor, _dim, _int_sizes, _named, contiguous_strides
 
 __all__ = [
     "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
@@ -41,8 +41,8 @@ def _shape_args(args):
     return tuple(args)
 
 
-def _int_shape(shape):
-    return tuple(int(s) for s in shape)
+def _int_shape(shape, op="view", what="size"):
+    return _int_sizes((shape,), op, what)
 
 
 def _infer_view_shape(shape, numel, op):
@@ -102,24 +102,24 @@ def view(self, *shape, dtype=None):
         return view_as_dtype(self, dtype)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
         return view_as_dtype(self, shape[0])  # view(dtype): the same bits read as another dtype
-    shape = _infer_view_shape(_shape_args(shape), self.numel(), "view")
+    shape = _infer_view_shape(_int_sizes(shape, "view"), self.numel(), "view")
     old_shape, old_strides, offset = self._geometry()
     strides = _view_strides(shape, old_shape, old_strides)
     if strides is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-    return _view(self, shape, strides, offset, lambda t: core.reshape(t, shape))
+    return _named(_view(self, shape, strides, offset, lambda t: core.reshape(t, shape)), "ViewBackward0", self)
 
 
 @torch_op
 def reshape(self, *shape):
     """A view when the strides allow it, else a copy."""
-    shape = _infer_view_shape(_shape_args(shape), self.numel(), "reshape")
+    shape = _infer_view_shape(_int_sizes(shape, "reshape", "shape"), self.numel(), "reshape")
     old_shape, old_strides, offset = self._geometry()
     strides = _view_strides(shape, old_shape, old_strides)
     if strides is None:
         return Tensor._wrap(core.reshape(self, shape))
-    return _view(self, shape, strides, offset, lambda t: core.reshape(t, shape))
+    return _named(_view(self, shape, strides, offset, lambda t: core.reshape(t, shape)), "ViewBackward0", self)
 
 
 @tensor_method
@@ -143,30 +143,33 @@ def permute(self, *dims):
     if len(set(perm)) != len(perm):
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {dims}")
     shape, strides, offset = self._geometry()
-    return _view(self, tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset,
-                 lambda t: core.transpose(t, perm))
+    return _named(_view(self, tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset,
+                        lambda t: core.transpose(t, perm)), "PermuteBackward0", self)
 
 
 @torch_op(aliases=("swapaxes", "swapdims"))
 def transpose(self, dim0, dim1):
+    a, b = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
     if self.ndim == 0:
         return _view(self, (), (), self._offset, _same)
     perm = list(range(self.ndim))
-    a, b = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
     perm[a], perm[b] = perm[b], perm[a]
-    return permute(self, *perm)
+    return _named(permute(self, *perm), "TransposeBackward0", self)
 
 
 @torch_op
 def t(self):
     if self.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return transpose(self, 0, 1) if self.ndim == 2 else _view(self, *self._geometry(), _same)
+    return _named(transpose(self, 0, 1) if self.ndim == 2 else _view(self, *self._geometry(), _same), "TBackward0",
+                  self)
 
 
 @tensor_method
 def expand(self, *sizes):
-    sizes = _int_shape(_shape_args(sizes))
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
+    sizes = _int_sizes(sizes, "expand")
     if len(sizes) < self.ndim:
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater or equal to "
                            f"the number of dimensions in the tensor ({self.ndim})")
@@ -192,7 +195,8 @@ def expand(self, *sizes):
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(shape)}")
     target = tuple(new_shape)
-    return _view(self, target, tuple(new_strides), offset, lambda x: core.broadcast_to(x, target))
+    return _named(_view(self, target, tuple(new_strides), offset, lambda x: core.broadcast_to(x, target)),
+                  "ExpandBackward0", self)
 
 
 @tensor_method
@@ -207,13 +211,15 @@ def squeeze(self, dim=None):
         axes = tuple(i for i, s in enumerate(shape) if s == 1)
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        axes = tuple(sorted({_dim(d, self.ndim) for d in dims if self.ndim} - {None}))
-        axes = tuple(a for a in axes if shape[a] == 1)  # torch ignores non-size-1 dims
+        axes = tuple(sorted({_dim(d, self.ndim) for d in dims}))  # (0 and -1 are valid dims of a 0-d tensor)
+        axes = tuple(a for a in axes if self.ndim and shape[a] == 1)  # torch ignores non-size-1 dims
     if not axes:
         return _view(self, shape, strides, offset, _same)
     keep = [i for i in range(len(shape)) if i not in axes]
-    return _view(self, tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), offset,
-                 lambda x: core.squeeze(x, axes))
+    return _named(_view(self, tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), offset,
+                        lambda x: core.squeeze(x, axes)),
+                  "SqueezeBackward0" if dim is None else f"SqueezeBackward{2 if isinstance(dim, (tuple, list)) else 1}",
+                  self)
 
 
 @torch_op
@@ -221,12 +227,16 @@ def unsqueeze(self, dim):
     d = _dim(dim, self.ndim + 1)
     shape, strides, offset = self._geometry()
     new_stride = strides[d] * shape[d] if d < len(shape) else 1
-    return _view(self, shape[:d] + (1,) + shape[d:], strides[:d] + (new_stride,) + strides[d:], offset,
-                 lambda x: core.expand_dims(x, d))
+    return _named(_view(self, shape[:d] + (1,) + shape[d:], strides[:d] + (new_stride,) + strides[d:], offset,
+                        lambda x: core.expand_dims(x, d)), "UnsqueezeBackward0", self)
 
 
 @torch_op
 def narrow(self, dim, start, length):
+    if self.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = _dim(dim, self.ndim)
     size = self._shape[d]
     start = int(start)
@@ -260,8 +270,8 @@ def select(self, dim, index):
     i %= size
     shape, strides, offset = self._geometry()
     key = (slice(None),) * d + (i,)
-    return _view(self, shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], offset + i * strides[d],
-                 lambda x: core.getitem(x, key))
+    return _named(_view(self, shape[:d] + shape[d + 1:], strides[:d] + strides[d + 1:], offset + i * strides[d],
+                        lambda x: core.getitem(x, key)), "SelectBackward0", self)
 
 
 @torch_op
@@ -301,6 +311,8 @@ def unfold(self, dimension, size, step):
     d = _dim(dimension, max(self.ndim, 1)) if self.ndim else 0
     shape, strides, offset = self._geometry()
     length = shape[d] if self.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if size > length:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
     if step <= 0:
@@ -319,6 +331,10 @@ def unfold(self, dimension, size, step):
 
 @torch_op
 def split(self, split_size_or_sections, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    if isinstance(split_size_or_sections, int) and split_size_or_sections < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size_or_sections}")
     d = _dim(dim, self.ndim)
     size = self._shape[d]
     if isinstance(split_size_or_sections, int):
@@ -333,13 +349,15 @@ def split(self, split_size_or_sections, dim=0):
                                f"at dimension {d}), but got split_sizes={sections}")
     out, start = [], 0
     for s in sections:
-        out.append(_slice_view(self, d, start, start + s, 1))
+        out.append(_named(_slice_view(self, d, start, start + s, 1), "SplitBackward0", self))
         start += s
     return tuple(out)
 
 
 @torch_op
 def chunk(self, chunks, dim=0):
+    if self.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _dim(dim, self.ndim)
@@ -372,8 +390,11 @@ def flatten(self, start_dim=0, end_dim=-1):
 @torch_op
 def unflatten(self, dim, sizes):
     """dim split into `sizes` (one of them may be -1): a view when the strides allow it."""
+    if self.ndim == 0:
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+                           "dimensions")
     d = _dim(dim, self.ndim)
-    sizes = _int_shape(sizes)
+    sizes = _int_shape(sizes, "unflatten", "sizes")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     n = self._shape[d] if self.ndim else 1
@@ -405,6 +426,8 @@ def movedim(self, source, destination):
     for name, dims, given in (("source", src, source), ("destination", dst, destination)):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    if self.ndim == 0:
+        return _view(self, (), (), self._offset, _same)
     order = [i for i in range(self.ndim) if i not in src]
     perm = [None] * self.ndim
     for s, d_ in zip(src, dst):
@@ -461,6 +484,11 @@ def index_key(self, key):
         key = tuple(key)
     keys = list(key) if isinstance(key, tuple) else [key]
     for i, k in enumerate(keys):
+        if isinstance(k, str):  # torch tries to build an index tensor from it
+            raise TypeError("new(): invalid data type 'str'")
+        if isinstance(k, (float, np.floating)):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             f"valid indices (got {type(k).__name__})")
         if isinstance(k, range):
             keys[i] = k = list(k)
         if isinstance(k, Tensor):

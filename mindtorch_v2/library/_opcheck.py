@@ -32,7 +32,7 @@ def _clone(tree, device=None, requires_grad=None):
             return x
         if device == "meta":
             from ..eager.creation import empty
-            return empty(*x.shape, dtype=x.dtype, device="meta")
+            return empty(x.shape, dtype=x.dtype, device="meta")
         y = x.detach().clone()
         if requires_grad if requires_grad is not None else x.requires_grad:
             y.requires_grad_(True)

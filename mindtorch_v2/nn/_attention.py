@@ -61,7 +61,7 @@ def _canonical_mask(mask, name, target_dtype):
     if mask is None:
         return None
     if mask.dtype is bool_:
-        return zeros(*mask.shape, dtype=target_dtype, device=mask.device).masked_fill(mask, -math.inf)
+        return zeros(mask.shape, dtype=target_dtype, device=mask.device).masked_fill(mask, -math.inf)
     if not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask

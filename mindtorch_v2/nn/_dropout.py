@@ -17,7 +17,7 @@ def _check_p(p):
 
 def _noise(input, p, mask_shape):
     """ATen's dropout noise: empty(mask_shape).bernoulli_(1 - p) in input's dtype."""
-    return empty(*mask_shape, dtype=input.dtype, device=input.device).bernoulli_(1.0 - p)
+    return empty(tuple(mask_shape), dtype=input.dtype, device=input.device).bernoulli_(1.0 - p)
 
 
 def _dropout_with_mask(input, p, mask_shape, inplace):

@@ -13,7 +13,7 @@ from ..core import float16, int64, uint8
 from ..eager.creation import arange, full, tensor
 from ..eager.grad_mode import is_grad_enabled
 from ..eager.ops import exp, log, log1p, log_softmax, minimum, sqrt, stack, where
-from ..eager.tensor import Tensor
+from ..eager.tensor import Tensor, _named
 from ._utils import concrete, pad_last
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -75,8 +75,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     d = input - target
     loss = d * d
     if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+        return _reduce(loss * weight, reduction)
+    return _named(_reduce(loss, reduction), "MseLossBackward0", input, target)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -131,9 +131,12 @@ def _class_targets(input, target, name):
     """(input as (N, C, ...), target as (N, ...), unbatched?) after torch's shape and dtype checks."""
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    unbatched = input.ndim == 1
+    if not unbatched and (target.ndim == 0 or input.shape[0] != target.shape[0]):  # torch checks this first
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0] if target.ndim else 1}).")
     if target.dtype is not int64 and target.dtype is not uint8:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype.scalar_name}")
-    unbatched = input.ndim == 1
     if unbatched:
         if target.ndim != 0:
             raise RuntimeError(f"{name}: for an unbatched input of shape {list(input.shape)} the target must be a "
@@ -186,10 +189,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_weight(weight, x.shape[1])
     loss, denom, _ = _picked_nll(x, t, weight, ignore_index)
     if reduction == "none":
-        return loss.squeeze(0) if unbatched else loss
-    if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / denom
+        loss = loss.squeeze(0) if unbatched else loss
+    else:
+        loss = loss.sum() if reduction == "sum" else loss.sum() / denom
+    return _nll_named(loss, x)
+
+
+def _nll_named(loss, x):
+    """loss with torch's node name: NllLossBackward0 for (N, C) input, NllLoss2DBackward0 for (N, C, H, W)."""
+    name = {2: "NllLossBackward0", 4: "NllLoss2DBackward0"}.get(x.ndim)
+    if x.ndim == 3:  # torch views (N, C, d) as (N, C, 1, d): a 'none' loss is that view's node
+        name = "ViewBackward0" if loss.ndim else "NllLoss2DBackward0"
+    return loss if name is None else _named(loss, name, x)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
@@ -239,7 +250,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / c)
     if reduction == "none" and unbatched:
         loss = loss.squeeze(0)
-    return loss
+    return loss if label_smoothing > 0.0 else _nll_named(loss, x)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):

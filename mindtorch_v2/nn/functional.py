@@ -20,7 +20,7 @@ from ..eager.creation import arange, full_like, ones_like, tensor, zeros, zeros_
 from ..eager.random_ops import rand
 from ..eager.grad_mode import no_grad
 from ..eager.ops import erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
-from ..eager.tensor import Tensor
+from ..eager.tensor import Tensor, _int_sizes, _named
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, bilinear,
@@ -116,10 +116,10 @@ def celu(input, alpha=1.0, inplace=False):
 def gelu(input, approximate="none"):
     """x * Phi(x); approximate='tanh' uses 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     if approximate == "none":
-        return input * 0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0))))
+        return _named(input * 0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0)))), "GeluBackward0", input)
     if approximate == "tanh":
         inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * 0.5 * (1.0 + tanh(inner))
+        return _named(input * 0.5 * (1.0 + tanh(inner)), "GeluBackward0", input)
     raise RuntimeError("approximate argument must be either none or tanh.")
 
 
@@ -154,7 +154,7 @@ def prelu(input, weight):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if training:
-        slope = rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+        slope = rand(input.shape, dtype=input.dtype) * (upper - lower) + lower
     else:
         slope = (lower + upper) / 2
     x = inplace_source(input, inplace)
@@ -262,7 +262,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
-    u = rand(*logits.shape, dtype=logits.dtype)
+    u = rand(logits.shape, dtype=logits.dtype)
     gumbels = -log(-log(u.clamp(min=1e-20)).clamp(min=1e-20))
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
@@ -314,9 +314,16 @@ def one_hot(tensor, num_classes=-1):
 
 def pad(input, pad, mode="constant", value=None):
     """Pad the last len(pad) // 2 dims: pad = (left_last, right_last, left_prev, right_prev, ...)."""
-    pad = tuple(int(p) for p in pad)
+    pad = _int_sizes((pad,), "pad", "pad", position=2)
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
+    if mode != "constant" and input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\nSupported combinations for "
+            "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
+            "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if len(pad) // 2 > input.ndim:
         raise RuntimeError("Padding length too large")
     pairs = [(0, 0)] * input.ndim
@@ -369,8 +376,13 @@ def _affine(out, weight, bias, shape):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Normalize over every dim but 1 with batch statistics (training; updates the running stats in place,
     the variance unbiased) or the running statistics (eval)."""
-    if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected at least 2D input (got {input.ndim}D input)")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(f"{'running_mean' if running_mean is None else 'running_var'} must be defined in "
+                           "evaluation mode")
+    if input.ndim < 2:  # torch's own errors: its batch-size check reads size[0], then the kernel dim 1
+        if input.ndim == 0 and training:
+            raise IndexError("tuple index out of range")
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     c = input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
@@ -428,6 +440,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     k = len(normalized_shape)
+    if not k:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
     if tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
                            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
@@ -445,7 +460,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out
+    return _named(out, "NativeLayerNormBackward0", input)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -506,6 +521,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         got = input.type() if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {got} instead (while checking arguments for embedding)")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     num = weight.shape[0]
     if padding_idx is not None:
         if padding_idx < 0:

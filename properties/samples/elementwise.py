@@ -194,6 +194,29 @@ register(core.abs_p, _numeric_unary(True, complex_too=True))
 
 
 @st.composite
+def _relu(draw):
+    """relu: float64 away from the kink at 0 (differentiable), or any real numeric dtype."""
+    shape = draw(shapes(min_side=0))
+    if draw(st.integers(0, 2)) < 2:
+        mags = draw(magnitudes(shape, 0.1, 4))
+        return Sample((mags,), diff=(0,))
+    return Sample((draw(any_array(shape, _NUMERIC, -4, 4)),))
+
+
+@st.composite
+def _threshold_backward(draw):
+    """threshold_backward(g, out): g passes where out > 0; out away from 0 (its derivative is zero there)."""
+    shape = draw(shapes(min_side=0))
+    g = draw(floats(shape, -3, 3))
+    out = draw(magnitudes(shape, 0.1, 4))
+    return Sample((g, out), diff=(0, 1))
+
+
+register(core.relu_p, _relu())
+register(core.threshold_backward_p, _threshold_backward())
+
+
+@st.composite
 def _piecewise_constant(draw):
     """sign / floor / ceil / round: zero derivative (as in PyTorch) away from the jumps; float64 values
     k + 0.15..0.35 or k + 0.65..0.85 stay >= 0.15 from integers and half-integers (and from 0)."""

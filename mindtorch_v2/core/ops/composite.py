@@ -15,7 +15,7 @@ from .shape import broadcast_to, concatenate, reshape, slice_axis
 
 __all__ = [
     "mean", "var", "std", "square", "isfinite", "logsumexp", "softmax", "log_softmax", "norm", "clamp", "clip",
-    "relu", "trunc", "trunc_divide", "fmod", "log2", "log10", "tril", "triu", "roll", "tile", "diag",
+    "trunc", "trunc_divide", "fmod", "log2", "log10", "tril", "triu", "roll", "tile", "diag",
 ]
 
 
@@ -59,7 +59,8 @@ def var(x, axis=None, ddof=0, keepdims=False, *, correction=None):
         ddof = correction
     d = sub(x, mean(x, axis, keepdims=True))
     d2 = real(mul(d, conj(d))) if x.dtype.category == dt.COMPLEX else mul(d, d)
-    return div(sum(d2, axis, keepdims), builtins.max(_count(x, axis) - ddof, 0))
+    n = _count(x, axis)
+    return div(sum(d2, axis, keepdims), builtins.max(n - ddof, 0) if n else 0)  # nan for no elements
 
 
 def std(x, axis=None, ddof=0, keepdims=False, *, correction=None):
@@ -129,9 +130,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
         return max(abs(x), axis, keepdims)
     if ord == -math.inf:
         return min(abs(x), axis, keepdims)
-    if ord == 0:
-        return sum(cast(gt(abs(x), 0.0), x.dtype), axis, keepdims)
-    if isinstance(ord, (int, float)) and ord > 0:
+    if ord == 0:  # the count of non-zeros, NaN included (NaN != 0)
+        return sum(cast(ne(x, 0.0), x.dtype), axis, keepdims)
+    if isinstance(ord, (int, float)) and not isinstance(ord, bool):
         return pow(sum(pow(abs(x), float(ord)), axis, keepdims), 1.0 / ord)
     raise ValueError(f"norm: unsupported ord {ord!r}")
 
@@ -151,11 +152,6 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's argument names
 def clip(x, /, min=None, max=None):  # noqa: A002 - the standard's argument names
     """The standard's clip: clamp, and x itself when neither bound is given."""
     return x if min is None and max is None else clamp(x, min, max)
-
-
-def relu(x):
-    """max(x, 0) with gradient 0 at 0 and nan kept, as in PyTorch."""
-    return where(le(x, 0), 0, x)
 
 
 

@@ -57,6 +57,8 @@ def asarray(data, dtype=None, device=None, *, copy=None):
     if copy is False:
         raise ValueError(f"asarray: copy=False, but a {type(data).__name__} must be copied into an immutable Array")
     dev = _device(device) if device is not None else _array.cpu
+    if data is None or isinstance(data, str):  # (numpy would make None a NaN)
+        raise TypeError(f"asarray: expected an array, a number or nested sequences, got {type(data).__name__}")
     if not isinstance(data, (list, tuple, np.ndarray, np.generic, bool, int, float, complex)):
         data = _foreign(data)
     if dtype is None:
@@ -130,6 +132,8 @@ def _shape_arg(shape):
 
 
 def _filled(shape, value, dtype, device):
+    if value is None or isinstance(value, str):  # (numpy would make None a NaN)
+        raise TypeError(f"full: the fill value must be a number, not {type(value).__name__}")
     dev = _device(device) if device is not None else _array.cpu
     if dev.type == "meta":
         return _array.make(None, shape, dtype, dev)

@@ -27,7 +27,7 @@ __all__ = [
     "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
     "subtract", "multiply", "divide", "power", "equal", "not_equal", "less", "less_equal", "greater",
     "greater_equal", "true_divide", "negative", "absolute", "where_p", "where", "real_p", "real", "imag_p", "imag",
-    "conj_p", "conj", "complex_p",
+    "conj_p", "conj", "complex_p", "relu_p", "relu", "threshold_backward_p", "threshold_backward",
 ]
 
 # ---------------------------------------------------------------------------
@@ -350,13 +350,13 @@ def _pow_np(x, y):
 
 
 def _floor_divide_np(x, y):
-    if x.dtype.kind in "iu" and not np.all(y):
+    if x.dtype.kind in "iu" and not np.all(y) and x.size:  # (an empty x divides by nothing)
         raise ZeroDivisionError("floor_divide: integer division by zero")
     return np.floor_divide(x, y)
 
 
 def _remainder_np(x, y):
-    if x.dtype.kind in "iu" and not np.all(y):
+    if x.dtype.kind in "iu" and not np.all(y) and x.size:
         raise ZeroDivisionError("remainder: integer division by zero")
     return np.remainder(x, y)
 
@@ -477,6 +477,38 @@ def where(condition, x, y):
             condition = cast(condition, dt.bool_)
         x, y = promote("where", x, y, device=condition.device)  # python-number branches go to its device
     return where_p.bind(condition, x, y)
+
+
+# relu is a primitive, not the composite where(x <= 0, 0, x), for PyTorch's autograd: its derivative
+# threshold_backward(g, out) reads the output and is itself an op of `out` (with zero derivative there), so
+# under create_graph the gradient of relu requires grad and relu's second derivative is zeros, not an error.
+def _threshold_backward_np(g, out):
+    return np.where(out <= 0, np.zeros((), g.dtype), g)
+
+
+threshold_backward_p = Primitive(
+    "threshold_backward", _family._binary_meta("threshold_backward", "real_numeric"), vjp_reads=(1,),
+    vjp=(lambda gg, out, g, y: threshold_backward_p.bind(gg, y), lambda gg, out, g, y: _family.zeros_like(y)),
+    jvp=lambda ts, out, g, y: threshold_backward_p.bind(ts[0], y) if ts[0] is not None else _family.zeros_like(out))
+threshold_backward_p.batch = elementwise_rule(threshold_backward_p)
+threshold_backward_p.def_impl("cpu")(_threshold_backward_np)
+
+relu_p = Primitive(
+    "relu", _family._unary_meta("relu", "real_numeric"), vjp_reads=("out",),
+    vjp=(lambda g, out, x: threshold_backward_p.bind(g, out),),
+    jvp=lambda ts, out, x: threshold_backward_p.bind(ts[0], out))
+relu_p.batch = unary_rule(relu_p)
+relu_p.def_impl("cpu")(lambda x: np.where(x <= 0, np.zeros((), x.dtype), x))  # nan stays nan
+
+
+def threshold_backward(g, out):
+    """g where out > 0, else 0 (relu's derivative; nan in out passes g, as PyTorch)."""
+    return threshold_backward_p.bind(g, out)
+
+
+def relu(x):
+    """max(x, 0) with gradient 0 at 0 and nan kept, as in PyTorch."""
+    return relu_p.bind(_family.as_operand(x))
 
 
 _family.provide(cast=cast, mul=mul, neg=neg, add=add)

@@ -30,9 +30,11 @@ FREED_MSG = (
     "a second time or if you need to access saved tensors after calling backward.")
 
 
-def _check_saved(node, saved):
+def _check_saved(node, saved, own_output=False):
     if saved.counter is not None and saved.counter.value != saved.version:
         producer, nr = saved.edge
+        if own_output:  # a saved output of node itself (its edge names no node, to keep the graph acyclic)
+            producer = node
         origin = (f", which is output {nr} of {producer.name()}," if producer is not None
                   and type(producer) is not graph.AccumulateGrad else "")
         raise RuntimeError(
@@ -54,7 +56,7 @@ def _rule_args(node, create_graph, Tensor):
     if node.out_saved is not None:
         outs = []
         for k, s in enumerate(node.out_saved):
-            _check_saved(node, s)
+            _check_saved(node, s, own_output=True)
             outs.append(Tensor._snapshot(s.value, (node, k), True) if create_graph else s.value)
         out = tuple(outs) if node.prim.multiple_results else outs[0]
     return out, primals
@@ -150,8 +152,9 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate):
                     for i in targets.get((key, nr), ()):
                         captured[i] = g
             if type(node) is graph.AccumulateGrad:
-                if accumulate and gs[0] is not None:
-                    accumulate_grad(node.variable, gs[0], create_graph)
+                variable = node.variable
+                if accumulate and gs[0] is not None and variable is not None:
+                    accumulate_grad(variable, gs[0], create_graph)
                 continue
             if type(node) is graph.Node:
                 _run_node(node, gs, push, create_graph, retain_graph, Tensor)
@@ -225,6 +228,9 @@ def _propagate(node, grads_in, gs, push):
             push(edge, gi)
 
 
+_grad_lock = threading.RLock()
+
+
 def accumulate_grad(self, g, create_graph, _timed=False):
     """Add gradient g (the tape's convention; see conj_boundary) into leaf tensor self's .grad (into the
     existing grad tensor, as PyTorch does)."""
@@ -235,10 +241,11 @@ def accumulate_grad(self, g, create_graph, _timed=False):
         g = Tensor._from_value(g)
     elif not create_graph:
         g = g.detach()
-    if self._grad is None:
-        self._grad = g
-    elif create_graph:
-        self._grad = self._grad + g
-    else:  # into the existing grad tensor, as PyTorch does (`g = p.grad` stays current)
-        with grad_mode.no_grad():
-            write(self._grad, Tensor._from_value(core.add(self._grad._value(), g._value())))
+    with _grad_lock:  # read-add-write of .grad is one step: concurrent backward passes lose no update
+        if self._grad is None:
+            self._grad = g
+        elif create_graph:
+            self._grad = self._grad + g
+        else:  # into the existing grad tensor, as PyTorch does (`g = p.grad` stays current)
+            with grad_mode.no_grad():
+                write(self._grad, Tensor._from_value(core.add(self._grad._value(), g._value())))

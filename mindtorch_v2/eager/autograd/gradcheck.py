@@ -341,5 +341,5 @@ def _random_like(o, noncontiguous):
             wide = rand(*shape[:-1], 2 * shape[-1], dtype=dtype, device=o.device) * 2 - 1
             t = wide[..., ::2]
         else:
-            t = rand(*shape, dtype=dtype, device=o.device) * 2 - 1
+            t = rand(tuple(shape), dtype=dtype, device=o.device) * 2 - 1
     return t.requires_grad_()

@@ -5,6 +5,7 @@ edges of its inputs), and what its VJP rules read, saved with the version of the
 tensor it came from. `AccumulateGrad` is the sink for a leaf tensor.
 """
 import itertools
+import weakref
 
 from ...core import aval as _core_aval
 from . import saved_hooks
@@ -62,7 +63,7 @@ class Node:
     """A recorded operation (PyTorch's grad_fn)."""
 
     __slots__ = ("prim", "params", "next_functions", "saved", "in_specs", "out_saved", "out_specs",
-                 "seq", "freed", "pre_hooks", "hooks", "__weakref__")
+                 "seq", "freed", "pre_hooks", "hooks", "torch_name", "__weakref__")
 
     def __init__(self, prim, params, next_functions, saved, in_specs, out_specs):
         self.prim = prim
@@ -76,6 +77,7 @@ class Node:
         self.freed = False
         self.pre_hooks = None       # {output_nr: [hook]} from Tensor.register_hook
         self.hooks = None
+        self.torch_name = None      # the torch op's node name when it is not the primitive's (MeanBackward0)
 
     @property
     def n_outputs(self):
@@ -91,7 +93,7 @@ class Node:
         return [_aval(spec) for spec in self.out_specs]
 
     def name(self):
-        return f"{_camel(self.prim.name)}Backward0"
+        return self.torch_name or f"{_camel(self.prim.name)}Backward0"
 
     def __repr__(self):
         return f"<{self.name()} object at {id(self):#x}>"
@@ -114,20 +116,57 @@ class Node:
 class AccumulateGrad:
     """The sink of a leaf tensor: adds incoming gradients into `variable.grad`."""
 
-    __slots__ = ("variable", "seq", "pre_hooks", "hooks", "next_functions", "__weakref__")
+    __slots__ = ("_variable", "seq", "pre_hooks", "hooks", "next_functions", "__weakref__")
 
     def __init__(self, variable):
-        self.variable = variable
+        # weak: the leaf holds its sink (tensor._acc), so a strong reference back would be a reference
+        # cycle keeping every leaf and its graph alive until the cycle collector runs
+        self._variable = weakref.ref(variable)
         self.seq = next(_seq)
         self.pre_hooks = None
         self.hooks = None
         self.next_functions = ()
+
+    @property
+    def variable(self):
+        """The leaf tensor (None once it is gone: there is then no .grad to accumulate into)."""
+        return self._variable()
 
     def name(self):
         return "AccumulateGrad"
 
     def __repr__(self):
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+    add_pre_hook = Node.add_pre_hook
+    register_hook = Node.register_hook
+
+
+class NotImplementedNode:
+    """The grad_fn of an op torch gives no derivative (floor_divide): recorded like any node, it raises
+    torch's error when a backward pass reaches it."""
+
+    __slots__ = ("op", "next_functions", "seq", "pre_hooks", "hooks", "n_outputs", "__weakref__")
+
+    def __init__(self, op, next_functions):
+        self.op = op
+        self.next_functions = next_functions
+        self.seq = next(_seq)
+        self.pre_hooks = None
+        self.hooks = None
+        self.n_outputs = 1
+
+    def name(self):
+        return "torch::autograd::NotImplemented"
+
+    def __repr__(self):
+        return "<NotImplemented object>"
+
+    def apply(self, grads, create_graph):
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
+
+    def release_variables(self):
+        pass
 
     add_pre_hook = Node.add_pre_hook
     register_hook = Node.register_hook
