@@ -79,20 +79,20 @@ def record_node(prim, params, args, vals, out):
                 reads.update(r)
     saved = {}
     specs = []
-    hooks = _saved_hooks.current()
+    hooks = _saved_hooks.current() if reads else None  # (nothing saved: no hook runs)
     if reads:
         for i, v in enumerate(vals):
             if i in reads:
                 a = args[i]
-                if isinstance(a, Tensor) and a._storage.inference:
+                if not isinstance(a, Tensor):
+                    saved[i] = Saved(v, None, 0, _NO_EDGE, False)
+                elif a._storage.inference:
                     raise RuntimeError(_INFERENCE_SAVED)
-                if hooks is not None and isinstance(a, Tensor):
+                elif hooks is not None:
                     saved[i] = _hooked(hooks, a, edges[i], a._rg)
-                elif isinstance(a, Tensor):
+                else:
                     counter = a._storage.version
                     saved[i] = Saved(v, counter, counter.value, edges[i], a._rg)
-                else:
-                    saved[i] = Saved(v, None, 0, _NO_EDGE, False)
                 specs.append(None)
             else:
                 specs.append((v.shape, v.dtype, v.device))

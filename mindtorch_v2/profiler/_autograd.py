@@ -206,9 +206,10 @@ class profile:
             _tls.session = session.outer
 
 
-class emit_itt:
-    """Annotate ops with Intel ITT ranges for VTune. No ITT runtime here: a context that only checks
-    its use (not reentrant), as PyTorch's does when VTune is not collecting."""
+class _Annotation:
+    """A profiler-tool annotation context (ITT, NVTX): not reentrant, inert when disabled."""
+
+    _tool = None
 
     def __init__(self, enabled=True, record_shapes=False):
         self.enabled = enabled
@@ -219,7 +220,7 @@ class emit_itt:
         if not self.enabled:
             return None
         if self.entered:
-            raise RuntimeError("ITT annotation context manager is not reentrant")
+            raise RuntimeError(f"{self._tool} annotation context manager is not reentrant")
         self.entered = True
         return self
 
@@ -227,30 +228,30 @@ class emit_itt:
         return False
 
 
-class emit_nvtx:
-    """Annotate ops with NVTX ranges for nvprof/Nsight. It synchronizes CUDA on entry, so without CUDA it
-    raises what torch.cuda.synchronize() raises, as PyTorch's CPU-only build does."""
+class emit_itt(_Annotation):
+    """Annotate ops with Intel ITT ranges for VTune. No ITT runtime here: a context that only checks
+    its use (not reentrant), as PyTorch's does when VTune is not collecting."""
 
-    def __init__(self, enabled=True, record_shapes=False):
-        self.enabled = enabled
-        self.entered = False
-        self.record_shapes = record_shapes
+    _tool = "ITT"
+
+
+class emit_nvtx(_Annotation):
+    """Annotate ops with NVTX ranges for nvprof/Nsight. It synchronizes CUDA on entry and exit, so without
+    CUDA it raises what torch.cuda.synchronize() raises, as PyTorch's CPU-only build does."""
+
+    _tool = "NVTX"
 
     def __enter__(self):
-        if not self.enabled:
-            return None
-        if self.entered:
-            raise RuntimeError("NVTX annotation context manager is not reentrant")
-        self.entered = True
-        from .. import cuda
-        cuda.synchronize()
-        return self
+        out = super().__enter__()
+        if self.enabled:
+            from .. import cuda
+            cuda.synchronize()
+        return out
 
     def __exit__(self, exc_type, exc_val, exc_tb):
-        if not self.enabled:
-            return False
-        from .. import cuda
-        cuda.synchronize()
+        if self.enabled:
+            from .. import cuda
+            cuda.synchronize()
         return False
 
 
