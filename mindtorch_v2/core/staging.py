@@ -1,0 +1,914 @@
+"""Staging out: jit and make_jaxpr trace a function once per input signature into a typed IR, optimize it, plan its
+buffers and run it as generated straight-line code.
+
+The IR is the trace of binds (DESIGN.md, "jit and torch.compile share one IR"): a Jaxpr is a list of
+equations, each a primitive, its input atoms (variables or literals), its static params and its output
+variables with their avals. `make_jaxpr(f)(x)` prints it as JAX does:
+
+    make_jaxpr(lambda x: core.sin(x) * 2.0)(core.ones(3))
+    { lambda ; a:f32[3]. let
+        b:f32[3] = sin a
+        c:f32[3] = mul b 2.0:f32[]
+      in (c,) }
+
+`jit(f)(x)`, per input signature (pytree structure, shapes, dtypes, devices, static arguments):
+  1. traces f with JitTracers (JitTrace records each bind as an equation; meta rules give the avals);
+  2. optimizes: folds constants, drops the identities autodiff leaves behind (`add_any` of zeros,
+     `mul` by ones, casts and reshapes to what the value already is), merges common subexpressions,
+     removes dead code (collectives are effects and stay);
+  3. runs the lowerings once as an interpreter, learning which results need numpy's scalar/dtype
+     fix-up, then generates a Python function with one line per equation and no dispatch:
+        v3 = F1(v1, v2)          # the primitive's cpu lowering, called directly
+        v4 = F2(v3, out=v3)      # a ufunc writing into a buffer the plan owns and no one reads again
+  The buffer planner is the second write point DESIGN.md allows: it writes with `out=` only into
+  buffers the plan allocated (ufunc results whose alias class is dead) and donated inputs.
+
+Under an outer transform (jit called on tracers: grad, vjp, jvp, vmap or an enclosing jit), the call is
+transparent: the cached jaxpr is evaluated by binding its equations on those tracers, so the outer
+transform sees ordinary primitives and every rule applies. Inside jit, grad/vmap run while tracing,
+so `jit(grad(f))` compiles the backward pass too.
+"""
+import collections
+import functools
+import itertools
+import logging
+import sys
+import warnings
+
+import numpy as np
+
+from . import dtypes as _dt
+from .array import Array, ArrayBase, aval as _aval, make as _make
+from .autodiff import add_any_p
+from .devices import meta as _meta
+from .ops.creation import asarray
+from .ops.elementwise import cast_p, div_p, mul_p, neg_p, sub_p
+from .ops.shape import broadcast_to_p, reshape_p, transpose_p
+from .primitive import Trace, Tracer, new_main
+from .pytree import tree_flatten, tree_unflatten
+
+__all__ = ["jit", "make_jaxpr", "Jaxpr", "Var", "Literal", "Eqn", "ConcretizationTypeError", "RecompileWarning",
+           "eval_jaxpr"]
+
+_log = logging.getLogger("mindtorch_v2.jit")
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced value was used where Python needs a concrete one (if, int(), .item()), as JAX's."""
+
+
+class RecompileWarning(UserWarning):
+    """A jitted function keeps being traced again for new input signatures."""
+
+
+# ---------------------------------------------------------------------------
+# the IR
+
+
+class Var:
+    """A value of the program: its aval (a bufferless Array: shape, dtype, device)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    device = property(lambda self: self.aval.device)
+
+
+class Literal:
+    """A constant of the program: an Array the function closed over or built from no inputs (or a tracer
+    of an outer transform it closed over: then the jaxpr is evaluated by binds, never compiled)."""
+
+    __slots__ = ("value", "_fill")
+
+    def __init__(self, value):
+        self.value = value
+        self._fill = False
+
+    shape = property(lambda self: self.value.shape)
+    dtype = property(lambda self: self.value.dtype)
+    device = property(lambda self: self.value.device)
+    aval = property(lambda self: self.value)
+
+    @property
+    def concrete(self):
+        return type(self.value) is Array
+
+    def fill(self):
+        """The one value every element holds, when the buffer is a broadcast scalar (else None)."""
+        if self._fill is False:
+            self._fill = None
+            buf = self.value._buf if self.concrete else None
+            if buf is not None and buf.size and (buf.size == 1 or not any(buf.strides)):
+                self._fill = buf.flat[0].item()
+        return self._fill
+
+
+class Eqn:
+    __slots__ = ("prim", "invars", "params", "outvars")
+
+    def __init__(self, prim, invars, params, outvars):
+        self.prim = prim
+        self.invars = invars
+        self.params = params
+        self.outvars = outvars
+
+    @property
+    def effectful(self):
+        # collectives talk to the other ranks: never dropped, merged or folded
+        return "axis_name" in self.params
+
+
+class Jaxpr:
+    """A traced program: input variables, equations, output atoms. `str()` prints it as JAX does."""
+
+    __slots__ = ("invars", "eqns", "outvars")
+
+    def __init__(self, invars, eqns, outvars):
+        self.invars = invars
+        self.eqns = eqns
+        self.outvars = outvars
+
+    @property
+    def literals(self):
+        """The constants the equations and outputs read, in order of first use."""
+        seen = {}
+        for atoms in itertools.chain((e.invars for e in self.eqns), (self.outvars,)):
+            for a in atoms:
+                if type(a) is Literal:
+                    seen.setdefault(id(a), a)
+        return list(seen.values())
+
+    def __str__(self):
+        names = {}
+        counter = itertools.count()
+
+        def name(v):
+            if id(v) not in names:
+                names[id(v)] = _var_name(next(counter))
+            return names[id(v)]
+
+        def decl(v):
+            return f"{name(v)}:{_aval_str(v)}"
+
+        def atom(a):
+            if type(a) is Literal and a.shape == () and a.concrete:
+                return f"{a.value._buf.item()!r}:{_aval_str(a)}" if a.value._buf is not None else decl(a)
+            return name(a)
+
+        consts = [c for c in self.literals if not (c.shape == () and c.concrete)]
+        head = "{ lambda " + " ".join(decl(c) for c in consts) + "; " + " ".join(decl(v) for v in self.invars) + ". let"
+        lines = [head]
+        for e in self.eqns:
+            params = " ".join(f"{k}={_param_str(v)}" for k, v in e.params.items())
+            params = f"[{params}]" if params else ""
+            outs = " ".join(decl(v) for v in e.outvars)
+            lines.append(f"    {outs} = {e.prim.name}{params} " + " ".join(atom(a) for a in e.invars))
+        lines.append("  in (" + ", ".join(atom(a) for a in self.outvars) + ",) }")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+_SHORT = {"bool_": "bool", "bfloat16": "bf16"}
+
+
+def _aval_str(v):
+    d = v.dtype.name
+    short = _SHORT.get(d) or (d[0] + d.lstrip("abcdefghijklmnopqrstuvwxyz") if d[-1].isdigit() else d)
+    dev = "" if v.device.type == "cpu" else f"@{v.device}"
+    return f"{short}[{','.join(map(str, v.shape))}]{dev}"
+
+
+def _param_str(v):
+    if isinstance(v, _dt.DType):
+        return v.name
+    return repr(v)
+
+
+def _var_name(i):
+    s = ""
+    while True:
+        s = chr(ord("a") + i % 26) + s
+        i = i // 26 - 1
+        if i < 0:
+            return s
+
+
+# ---------------------------------------------------------------------------
+# tracing
+
+
+class JitTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, main, var):
+        self._main = main
+        self.var = var
+
+    shape = property(lambda self: self.var.aval.shape)
+    dtype = property(lambda self: self.var.aval.dtype)
+    device = property(lambda self: self.var.aval.device)
+
+    def _concrete(self, what):
+        raise ConcretizationTypeError(
+            f"{what} needs a concrete value, but this array is traced by jit (shape {self.shape}, dtype "
+            f"{self.dtype.name}): Python control flow and conversions cannot depend on traced values. Use "
+            "core.where (or compute both branches), or mark the argument static with static_argnums.")
+
+    def __bool__(self):
+        self._concrete("the truth value of an array (if/while/and/or)")
+
+    def __int__(self):
+        self._concrete("int()")
+
+    def __float__(self):
+        self._concrete("float()")
+
+    def __complex__(self):
+        self._concrete("complex()")
+
+    def __index__(self):
+        self._concrete("use as an index (__index__)")
+
+    def item(self):
+        self._concrete("item()")
+
+    def tolist(self):
+        self._concrete("tolist()")
+
+    def __array__(self, dtype=None, copy=None):
+        self._concrete("conversion to a numpy array")
+
+
+class JitTrace(Trace):
+    __slots__ = ("eqns", "literals")
+    transform = "jit"
+
+    def __init__(self, main):
+        Trace.__init__(self, main)
+        self.eqns = []
+        self.literals = {}  # id(value) -> Literal (the Literal keeps the value alive)
+
+    def literal(self, value):
+        lit = self.literals.get(id(value))
+        if lit is None:
+            lit = self.literals[id(value)] = Literal(value)
+        return lit
+
+    def process(self, prim, args, params):
+        main = self.main
+        invars = [a.var if type(a) is JitTracer and a._main is main else self.literal(a) for a in args]
+        out, _, device = prim._entry([v.aval for v in invars], params)
+        if prim.multiple_results:
+            outvars = [Var(_aval(s, d, device)) for s, d in out]
+        else:
+            outvars = [Var(_aval(out[0], out[1], device))]
+        self.eqns.append(Eqn(prim, invars, params, outvars))
+        if prim.multiple_results:
+            return tuple(JitTracer(main, v) for v in outvars)
+        return JitTracer(main, outvars[0])
+
+
+def trace_flat(f, avals):
+    """The Jaxpr of f (a list of arrays -> a list of arrays) on inputs of these avals."""
+    with new_main(JitTrace) as main:
+        trace = main.trace
+        invars = [Var(_aval(a.shape, a.dtype, a.device)) for a in avals]
+        outs = f([JitTracer(main, v) for v in invars])
+        outvars = []
+        for o in outs:
+            if type(o) is JitTracer and o._main is main:
+                outvars.append(o.var)
+            else:
+                outvars.append(trace.literal(o if isinstance(o, ArrayBase) else asarray(o)))
+    return Jaxpr(invars, trace.eqns, outvars)
+
+
+def eval_jaxpr(jaxpr, args):
+    """Run a Jaxpr by binding its equations on args (arrays or tracers of any transform)."""
+    env = dict(zip(map(id, jaxpr.invars), args))
+
+    def read(a):
+        return a.value if type(a) is Literal else env[id(a)]
+
+    for e in jaxpr.eqns:
+        out = e.prim.bind(*[read(a) for a in e.invars], **e.params)
+        if e.prim.multiple_results:
+            env.update(zip(map(id, e.outvars), out))
+        else:
+            env[id(e.outvars[0])] = out
+    return [read(a) for a in jaxpr.outvars]
+
+
+# ---------------------------------------------------------------------------
+# optimization: constants, identities, common subexpressions, dead code
+
+
+_FOLD_LIMIT = 1 << 20  # elements: larger constant results are computed per call rather than held
+
+
+def _same_aval(a, v):
+    return a.shape == v.shape and a.dtype is v.dtype and a.device is v.device
+
+
+def _identity(e, ins):
+    """The atom an equation reduces to (x + 0 from autodiff, x * 1, a cast or reshape to what x is), or None."""
+    prim, out = e.prim, e.outvars[0]
+    if prim is add_any_p or prim is sub_p or prim is mul_p or prim is div_p:
+        unit = 1 if prim is mul_p or prim is div_p else 0
+        pairs = ((ins[0], ins[1]),) if prim is sub_p or prim is div_p else ((ins[0], ins[1]), (ins[1], ins[0]))
+        for x, c in pairs:
+            if type(c) is Literal and c.fill() == unit and type(c.fill()) is not bool and _same_aval(x, out):
+                return x
+    elif prim is cast_p or prim is reshape_p or prim is broadcast_to_p:
+        if _same_aval(ins[0], out):
+            return ins[0]
+    elif prim is transpose_p:
+        if tuple(e.params["perm"]) == tuple(range(len(out.shape))):
+            return ins[0]
+    return None
+
+
+def optimize(jaxpr):
+    """A smaller equivalent Jaxpr: constants folded, identities dropped, common subexpressions merged,
+    dead equations removed."""
+    env = {}        # id(var) -> the atom that replaces it
+    seen = {}       # (prim, input ids, params) -> outvars
+    producer = {}   # id(var) -> the equation that made it (for neg(neg(x)))
+    eqns = []
+    for e in jaxpr.eqns:
+        ins = [env.get(id(a), a) for a in e.invars]
+        if e.effectful:
+            eqns.append(Eqn(e.prim, ins, e.params, e.outvars))
+            continue
+        if all(type(a) is Literal and a.concrete for a in ins) and ins and \
+                all(_size(v) <= _FOLD_LIMIT for v in e.outvars):
+            out = e.prim.bind(*[a.value for a in ins], **e.params)
+            outs = out if e.prim.multiple_results else (out,)
+            for v, o in zip(e.outvars, outs):
+                env[id(v)] = Literal(o)
+            continue
+        if not e.prim.multiple_results:
+            same = _identity(e, ins)
+            if same is None and e.prim is neg_p and type(ins[0]) is Var:
+                inner = producer.get(id(ins[0]))
+                if inner is not None and inner.prim is neg_p:
+                    same = inner.invars[0]
+            if same is not None:
+                env[id(e.outvars[0])] = same
+                continue
+        try:
+            key = (e.prim, tuple(map(id, ins)), tuple(e.params.items()))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None and key in seen:
+            for v, w in zip(e.outvars, seen[key]):
+                env[id(v)] = w
+            continue
+        new = Eqn(e.prim, ins, e.params, e.outvars)
+        if key is not None:
+            seen[key] = e.outvars
+        for v in e.outvars:
+            producer[id(v)] = new
+        eqns.append(new)
+    outvars = [env.get(id(a), a) for a in jaxpr.outvars]
+    # dead code: walk back from the outputs
+    live = {id(a) for a in outvars}
+    kept = []
+    for e in reversed(eqns):
+        if e.effectful or any(id(v) in live for v in e.outvars):
+            kept.append(e)
+            live.update(id(a) for a in e.invars)
+    kept.reverse()
+    return Jaxpr(jaxpr.invars, kept, outvars)
+
+
+def _size(v):
+    n = 1
+    for s in v.shape:
+        n *= s
+    return n
+
+
+# ---------------------------------------------------------------------------
+# execution: a probe run, then generated straight-line code with a buffer plan
+
+
+class _Deleted:
+    """The buffer of an Array donated to a jit call: any use says so."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        raise RuntimeError("this Array was donated to a jitted function (donate_argnums) and its buffer was "
+                           "reused; it has been deleted. Use the function's result instead.")
+
+
+_DELETED = _Deleted()
+
+
+class Executable:
+    """One compiled signature of a jitted function: its optimized Jaxpr and the code that runs it."""
+
+    __slots__ = ("jaxpr", "donated", "source", "_run", "_lowerings", "_fix", "_meta", "_warned")
+
+    def __init__(self, jaxpr, donated):
+        self.jaxpr = jaxpr
+        self.donated = frozenset(donated)  # positions among the flat inputs whose buffers the plan may reuse
+        self.source = None      # the generated code, once the probe run has happened
+        self._run = None
+        self._warned = False
+        self._meta = all(v.device is _meta for v in itertools.chain(jaxpr.invars, jaxpr.outvars))
+        self._lowerings = None
+        self._fix = None
+
+    def __call__(self, arrays):
+        jaxpr = self.jaxpr
+        if self._meta:
+            return [_out_array(a, None) for a in jaxpr.outvars]
+        bufs = self._take_donations(arrays) if self.donated else [a._buf for a in arrays]
+        run = self._run
+        if run is None:
+            outs = self._probe(bufs)
+            self._run = self._generate()
+        else:
+            outs = run(*bufs)
+        return [_make(b, v.shape, v.dtype, v.device) for b, v in zip(outs, jaxpr.outvars)]
+
+    def _take_donations(self, arrays):
+        """The input buffers, with each donated one checked first: it is reused (and its Array deleted)
+        only if it is ours alone: writable, not a view, held by this one Array alone (getrefcount sees
+        that reference and its own argument) and passed once. Otherwise the plan gets a copy."""
+        donated = self.donated
+        counts = collections.Counter(map(id, arrays))
+        bufs = []
+        for i, a in enumerate(arrays):
+            if i in donated:
+                if (type(a._buf) is np.ndarray and a._buf.flags.writeable and a._buf.base is None
+                        and sys.getrefcount(a._buf) <= 2 and counts[id(a)] == 1):
+                    bufs.append(a._buf)
+                    _set_buf(a, _DELETED)
+                    continue
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn("jit: a donated buffer was not usable (it is shared with another array or "
+                                  "with numpy); it was copied instead", UserWarning, stacklevel=4)
+                bufs.append(a._buf.copy())
+            else:
+                bufs.append(a._buf)
+        return bufs
+
+    def _probe(self, bufs):
+        """Interpret once on real buffers, learning which results need a numpy fix-up (a scalar for a
+        0-d result, a wider dtype)."""
+        env = dict(zip(map(id, self.jaxpr.invars), bufs))
+        fix = []
+        # the lowering each equation runs (chosen by the avals: narrow dtypes get their float32 wrapper)
+        self._lowerings = [None if e.outvars[0].device is _meta else e.prim._entry([a.aval for a in e.invars],
+                                                                                     e.params)[1]
+                           for e in self.jaxpr.eqns]
+
+        def read(a):
+            return _literal_buf(a) if type(a) is Literal else env[id(a)]
+
+        for e, f in zip(self.jaxpr.eqns, self._lowerings):
+            if f is None:
+                out = [None] * len(e.outvars)
+                fix.append(False)
+            else:
+                res = f(*[read(a) for a in e.invars], **e.params)
+                res = res if e.prim.multiple_results else (res,)
+                needs = any(type(r) is not np.ndarray or r.dtype != v.dtype.np for r, v in zip(res, e.outvars))
+                fix.append(needs)
+                out = [_fixed(r, v) for r, v in zip(res, e.outvars)] if needs else res
+            env.update(zip(map(id, e.outvars), out))
+        self._fix = fix
+        return [read(a) for a in self.jaxpr.outvars]
+
+    def _generate(self):
+        jaxpr = self.jaxpr
+        names = {}
+        glob = {"FIX": _fixed}
+        for i, v in enumerate(jaxpr.invars):
+            names[id(v)] = f"i{i}"
+        for k, lit in enumerate(jaxpr.literals):
+            names[id(lit)] = f"K{k}"
+            glob[f"K{k}"] = _literal_buf(lit)
+        plan = _plan(jaxpr, self._lowerings, self._fix, set(self.donated))
+        lines = [f"def run({', '.join(names[id(v)] for v in jaxpr.invars)}):"]
+        counter = itertools.count()
+        for k, (e, f) in enumerate(zip(jaxpr.eqns, self._lowerings)):
+            outs = []
+            for v in e.outvars:
+                names[id(v)] = f"v{next(counter)}"
+                outs.append(names[id(v)])
+            if f is None:
+                lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {(None,) * len(outs)!r}")
+                continue
+            glob[f"F{k}"] = f
+            args = [names[id(a)] for a in e.invars]
+            if e.params:
+                glob[f"P{k}"] = e.params
+                args.append(f"**P{k}")
+            target = plan.get(k)
+            if target is not None:
+                args.append(f"out={names[id(target)]}")
+            call = f"F{k}({', '.join(args)})"
+            if e.prim.multiple_results:
+                lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
+                if self._fix[k]:
+                    for o, v in zip(outs, e.outvars):
+                        glob[f"A{o}"] = v
+                        lines.append(f"    {o} = FIX({o}, A{o})")
+            elif self._fix[k]:
+                glob[f"A{k}"] = e.outvars[0]
+                lines.append(f"    {outs[0]} = FIX({call}, A{k})")
+            else:
+                lines.append(f"    {outs[0]} = {call}")
+        lines.append("    return (" + "".join(f"{names[id(a)]}, " for a in jaxpr.outvars) + ")")
+        self.source = "\n".join(lines)
+        exec(compile(self.source, "<jit>", "exec"), glob)  # noqa: S102  (our own generated code)
+        return glob["run"]
+
+
+_set_buf = Array._buf.__set__
+
+
+def _out_array(v, buf):
+    if type(v) is Literal:
+        return v.value
+    return _make(buf, v.shape, v.dtype, v.device)
+
+
+def _literal_buf(lit):
+    return lit.value._buf
+
+
+def _fixed(r, v):
+    if type(r) is not np.ndarray:
+        r = np.asarray(r)
+    if r.dtype != v.dtype.np:
+        r = r.astype(v.dtype.np)
+    return r
+
+
+def _plan(jaxpr, lowerings, fix, donated):
+    """Which equations write into which dead buffer: {equation index: the var whose buffer it reuses}.
+
+    Alias classes: a ufunc result is a fresh buffer (its own class); any other lowering may return a view
+    of its inputs, so its result joins its inputs' classes. A class is dead after the last equation that
+    reads any member; a class holding a jaxpr input (not donated), a literal or an output never dies. A
+    ufunc equation whose result has the aval of a dead fresh buffer writes into it with `out=`: first
+    one of its own inputs that dies here (in place), else a buffer freed earlier."""
+    parent = {}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a, b):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[rb] = ra
+            pinned[ra] = pinned[ra] or pinned[rb]
+            roots[ra] = roots[ra] + roots[rb]
+
+    pinned = {}   # class root -> never dies
+    roots = {}    # class root -> the vars whose buffers the plan owns (reusable when the class dies)
+    for i, v in enumerate(jaxpr.invars):
+        parent[id(v)] = id(v)
+        pinned[id(v)] = i not in donated
+        roots[id(v)] = [] if i not in donated else [v]
+    fresh_eqn = []
+    for k, (e, f) in enumerate(zip(jaxpr.eqns, lowerings)):
+        fresh = (isinstance(f, np.ufunc) and f.nout == 1 and not e.params and not fix[k]
+                 and e.outvars[0].dtype.category >= _dt.FLOAT)
+        fresh_eqn.append(fresh)
+        for v in e.outvars:
+            parent[id(v)] = id(v)
+            pinned[id(v)] = False
+            roots[id(v)] = [v] if fresh else []
+        if not fresh:
+            for a in e.invars:
+                if type(a) is Literal:
+                    continue
+                for v in e.outvars:
+                    union(id(a), id(v))
+    for a in jaxpr.outvars:
+        if type(a) is Var:
+            pinned[find(id(a))] = True
+    last = {}
+    for k, e in enumerate(jaxpr.eqns):
+        for a in e.invars:
+            if type(a) is Var:
+                last[find(id(a))] = k
+    dying = collections.defaultdict(list)  # equation index -> classes whose last reader it is
+    for r, k in last.items():
+        if not pinned[r]:
+            dying[k].append(r)
+    pool = collections.defaultdict(list)  # (shape, dtype) -> free vars' buffers
+    plan = {}
+    for k, e in enumerate(jaxpr.eqns):
+        out = e.outvars[0]
+        here = [r for r in dying.get(k, ()) if find(r) == r]
+        if fresh_eqn[k]:
+            want = (out.shape, out.dtype)
+            target = None
+            for r in here:  # in place: a dying input of this very equation
+                for v in roots[r]:
+                    if (v.shape, v.dtype) == want and any(a is v for a in e.invars):
+                        target = v
+                        break
+                if target is not None:
+                    break
+            if target is None and pool[want]:
+                target = pool[want].pop()
+            if target is not None:
+                plan[k] = target
+                for r in here:
+                    roots[r] = [v for v in roots[r] if v is not target]
+        for r in here:
+            for v in roots[r]:
+                pool[(v.shape, v.dtype)].append(v)
+            roots[r] = []
+    return plan
+
+
+# ---------------------------------------------------------------------------
+# the public transforms
+
+
+_SCALARS = (bool, int, float, complex)
+
+
+class _Jitted:
+    """The function `jit` returns: call it like f; `.lower(*args)` gives the Executable for that signature."""
+
+    def __init__(self, fun, static_argnums, static_argnames, donate_argnums, cache_size, warn_after):
+        self.fun = fun
+        self.static_argnums = tuple(sorted(static_argnums))
+        self.static_argnames = tuple(static_argnames)
+        self.donate_argnums = frozenset(donate_argnums)
+        self.cache_size = cache_size
+        self.warn_after = warn_after
+        self._cache = collections.OrderedDict()
+        self._compiles = 0
+        self._hits = 0
+        self._last_key = None
+        self.__wrapped__ = fun
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            try:
+                setattr(self, attr, getattr(fun, attr))
+            except AttributeError:
+                pass
+
+    def __repr__(self):
+        return f"<jit of {getattr(self.fun, '__qualname__', self.fun)!r}>"
+
+    def __get__(self, obj, objtype=None):  # a jitted method binds like a function
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def _split(self, args, kwargs):
+        n = len(args)
+        static = []
+        for i in self.static_argnums:
+            j = i if i >= 0 else n + i
+            if not 0 <= j < n:
+                raise ValueError(f"jit: static_argnums {i} is out of range for a call with {n} positional arguments")
+            static.append((j, args[j]))
+        dyn_args = [a for j, a in enumerate(args) if j not in {s for s, _ in static}]
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
+        leaves, tree = tree_flatten((dyn_args, dyn_kwargs))
+        return static, static_kw, leaves, tree
+
+    def _signature(self, args, kwargs):
+        static, static_kw, leaves, tree = self._split(args, kwargs)
+        sig = []
+        dynamic = []
+        has_tracer = False
+        for x in leaves:
+            if isinstance(x, Tracer):
+                has_tracer = True
+                dynamic.append(x)
+                sig.append((x.shape, x.dtype, x.device))
+            elif isinstance(x, ArrayBase):
+                dynamic.append(x)
+                sig.append((x.shape, x.dtype, x.device))
+            elif isinstance(x, (np.ndarray, np.generic)):
+                x = asarray(x)
+                dynamic.append(x)
+                sig.append((x.shape, x.dtype, x.device))
+            elif type(x) in _SCALARS:
+                sig.append((type(x), x))  # a Python number stays weak: traced as the constant it is
+            else:
+                raise TypeError(f"jit: an argument of type {type(x).__name__} is not an array, a number or a "
+                                "pytree of them; pass it through static_argnums / static_argnames")
+        key = (tree, tuple(sig), tuple(static), static_kw)
+        try:
+            hash(key)
+        except TypeError:
+            raise ValueError("jit: static arguments must be hashable (use tuples, not lists or arrays): "
+                             f"{[v for _, v in static] + [v for _, v in static_kw]}") from None
+        return key, static, static_kw, leaves, tree, dynamic, has_tracer
+
+    def _flat_fun(self, static, static_kw, leaves, tree, out_tree):
+        fun = self.fun
+
+        def flat(tracers):
+            it = iter(tracers)
+            filled = [x if type(x) in _SCALARS else next(it) for x in leaves]
+            dyn_args, dyn_kwargs = tree_unflatten(tree, filled)
+            args = list(dyn_args)
+            for j, v in static:
+                args.insert(j, v)
+            out = fun(*args, **dyn_kwargs, **dict(static_kw))
+            out_flat, t = tree_flatten(out)
+            out_tree.append(t)
+            return out_flat
+        return flat
+
+    def _executable(self, args, kwargs):
+        key, static, static_kw, leaves, tree, dynamic, has_tracer = self._signature(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is not None:
+            self._hits += 1
+            self._cache.move_to_end(key)
+            return entry, dynamic, has_tracer
+        out_tree = []
+        jaxpr = trace_flat(self._flat_fun(static, static_kw, leaves, tree, out_tree), dynamic)
+        closes_over_tracers = any(not lit.concrete for lit in jaxpr.literals)
+        if not closes_over_tracers:
+            jaxpr = optimize(jaxpr)
+        donated = self._donated_positions(args, static, leaves) if self.donate_argnums else ()
+        entry = (Executable(jaxpr, donated), out_tree[0], closes_over_tracers)
+        if not closes_over_tracers:  # a jaxpr holding an outer transform's tracer is good for this call only
+            self._record_compile(key)
+            self._cache[key] = entry
+            if len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return entry, dynamic, has_tracer
+
+    def _donated_positions(self, args, static, leaves):
+        """Positions among the dynamic leaves of the donated positional arguments."""
+        static_pos = {j for j, _ in static}
+        pos = []
+        k = 0
+        for j, a in enumerate(args):
+            if j in static_pos:
+                continue
+            n = sum(1 for x in tree_flatten(a)[0] if type(x) not in _SCALARS)
+            if j in self.donate_argnums:
+                pos.extend(range(k, k + n))
+            k += n
+        return tuple(pos)
+
+    def _record_compile(self, key):
+        self._compiles += 1
+        name = getattr(self.fun, "__qualname__", repr(self.fun))
+        _log.info("jit: tracing %s for signature %s", name, key[1])
+        if self._compiles > self.warn_after and self._compiles - 1 == self.warn_after:
+            prev = self._last_key
+            changed = "the input signature" if prev is None else _what_changed(prev, key)
+            warnings.warn(f"jit: {name} has been traced {self._compiles} times (last change: {changed}). Each "
+                          "new shape, dtype, static argument or Python number value traces again; pass varying "
+                          "numbers as arrays.", RecompileWarning, stacklevel=4)
+        self._last_key = key
+
+    def __call__(self, *args, **kwargs):
+        (exe, out_tree, closes_over_tracers), dynamic, has_tracer = self._executable(args, kwargs)
+        if has_tracer or closes_over_tracers:
+            outs = eval_jaxpr(exe.jaxpr, dynamic)
+        else:
+            outs = exe(dynamic)
+        return tree_unflatten(out_tree, outs)
+
+    def lower(self, *args, **kwargs):
+        """The Executable for this call's signature (its `.jaxpr` is the optimized program; `.source` the
+        generated code, once it has run)."""
+        return self._executable(args, kwargs)[0][0]
+
+    def cache_info(self):
+        """(hits, misses, currsize, maxsize) of the trace cache."""
+        return _CacheInfo(self._hits, self._compiles, len(self._cache), self.cache_size)
+
+    def clear_cache(self):
+        self._cache.clear()
+
+
+_CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize maxsize")
+
+
+def _what_changed(prev, key):
+    tree0, sig0, st0, kw0 = prev
+    tree1, sig1, st1, kw1 = key
+    if tree0 != tree1:
+        return "the pytree structure of the arguments"
+    for i, (a, b) in enumerate(zip(sig0, sig1)):
+        if a != b:
+            return f"argument leaf {i}: {_sig_str(a)} -> {_sig_str(b)}"
+    if st0 != st1 or kw0 != kw1:
+        return "a static argument's value"
+    return "unknown"
+
+
+def _sig_str(s):
+    if len(s) == 3:
+        return f"{s[1].name}{list(s[0])}"
+    return f"{s[0].__name__} {s[1]!r}"
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), cache_size=64, warn_after=16):
+    """f, traced once per input signature and run as an optimized, generated program (see the module
+    docstring). static_argnums/static_argnames: arguments that are Python values the trace depends on
+    (hashable; each value traces again). donate_argnums: arguments whose buffers the program may reuse
+    for its results (the donated Arrays are deleted). cache_size bounds the signatures kept; after
+    `warn_after` traces a RecompileWarning says what keeps changing."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if isinstance(donate_argnums, int):
+        donate_argnums = (donate_argnums,)
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums, cache_size=cache_size, warn_after=warn_after)
+    if not callable(fun):
+        raise TypeError(f"jit: expected a function, got {type(fun).__name__}")
+    if set(donate_argnums) & set(static_argnums):
+        raise ValueError("jit: an argument cannot be both static and donated")
+    return _Jitted(fun, static_argnums, static_argnames, donate_argnums, cache_size, warn_after)
+
+
+def make_jaxpr(fun, static_argnums=()):
+    """A function returning the Jaxpr (as traced, before optimization) of fun on given arguments."""
+    jitted = jit(fun, static_argnums=static_argnums)
+
+    def make(*args, **kwargs):
+        key, static, static_kw, leaves, tree, dynamic, _ = jitted._signature(args, kwargs)
+        return trace_flat(jitted._flat_fun(static, static_kw, leaves, tree, []), dynamic)
+    return make
+
+
+# ---------------------------------------------------------------------------
+# reverse mode staged out: one joint trace split into a forward and a backward program
+
+
+def vjp_jaxprs(f, avals):
+    """The reverse mode of f (a list of arrays -> a list of arrays) as two programs, as AOTAutograd's
+    partition: `fwd(*primals) -> outputs + residuals` and `bwd(*residuals, *cotangents) -> one cotangent per
+    primal` (zeros where there is no path). Returns (fwd, bwd, n_outputs).
+
+    One trace holds f, its VJP and both sets of inputs; optimizing it whole merges what the two passes
+    share. Equations that depend on a cotangent are the backward's; everything else is the forward's,
+    and the forward values the backward reads are the residuals (computed once, never recomputed)."""
+    from .autodiff import vjp_flat  # noqa: PLC0415  (autodiff imports nothing of staging; kept local for clarity)
+    from .primitive import zeros_like  # noqa: PLC0415
+
+    with new_main(JitTrace) as main:
+        trace = main.trace
+        primal_vars = [Var(_aval(a.shape, a.dtype, a.device)) for a in avals]
+        primals = [JitTracer(main, v) for v in primal_vars]
+        outs, pullback = vjp_flat(f, primals)
+        outs = [o if isinstance(o, ArrayBase) else asarray(o) for o in outs]
+        ct_vars = [Var(_aval(o.shape, o.dtype, o.device)) for o in outs]
+        grads = pullback([JitTracer(main, v) for v in ct_vars])
+        grads = [zeros_like(p) if g is None else g for g, p in zip(grads, primals)]
+
+        def atom(x):
+            return x.var if type(x) is JitTracer and x._main is main else trace.literal(x)
+        joint = Jaxpr(primal_vars + ct_vars, trace.eqns, [atom(o) for o in outs] + [atom(g) for g in grads])
+    if any(not lit.concrete for lit in joint.literals):
+        raise TypeError("vjp_jaxprs: f closes over a tracer of an outer transform; pass that value as an input")
+    joint = optimize(joint)
+    n_out = len(outs)
+    # the backward: every equation reading a cotangent, directly or through another backward equation
+    tainted = {id(v) for v in ct_vars}
+    fwd_eqns, bwd_eqns = [], []
+    for e in joint.eqns:
+        if any(id(a) in tainted for a in e.invars):
+            bwd_eqns.append(e)
+            tainted.update(id(v) for v in e.outvars)
+        else:
+            fwd_eqns.append(e)
+    # residuals: forward variables (primal inputs included) the backward reads
+    fwd_defined = {id(v) for v in primal_vars}
+    fwd_defined.update(id(v) for e in fwd_eqns for v in e.outvars)
+    residuals = {}
+    for atoms in itertools.chain((e.invars for e in bwd_eqns), (joint.outvars[n_out:],)):
+        for a in atoms:
+            if type(a) is Var and id(a) in fwd_defined:
+                residuals.setdefault(id(a), a)
+    residuals = list(residuals.values())
+    fwd = optimize(Jaxpr(primal_vars, fwd_eqns, joint.outvars[:n_out] + residuals))
+    bwd = optimize(Jaxpr(residuals + ct_vars, bwd_eqns, joint.outvars[n_out:]))
+    return fwd, bwd, n_out
