@@ -433,11 +433,10 @@ class Executable:
             return [_out_array(a, None) for a in jaxpr.outvars]
         bufs = self._take_donations(arrays) if self.donated else [a._buf for a in arrays]
         run = self._run
-        if run is None:
-            outs = self._probe(bufs)
-            self._run = self._generate()
-        else:
-            outs = run(*bufs)
+        if run is None:  # the probe only reads; the plan's first run then gives this call's results
+            self._probe(bufs)
+            run = self._run = self._generate()
+        outs = run(*bufs)
         return [_make(b, v.shape, v.dtype, v.device) for b, v in zip(outs, jaxpr.outvars)]
 
     def _take_donations(self, arrays):
@@ -580,6 +579,7 @@ def _plan(jaxpr, lowerings, fix, donated):
             pinned[ra] = pinned[ra] or pinned[rb]
             roots[ra] = roots[ra] + roots[rb]
 
+    donated_ids = {id(v) for i, v in enumerate(jaxpr.invars) if i in donated}
     pinned = {}   # class root -> never dies
     roots = {}    # class root -> the vars whose buffers the plan owns (reusable when the class dies)
     for i, v in enumerate(jaxpr.invars):
@@ -621,13 +621,11 @@ def _plan(jaxpr, lowerings, fix, donated):
         if fresh_eqn[k]:
             want = (out.shape, out.dtype)
             target = None
-            for r in here:  # in place: a dying input of this very equation
-                for v in roots[r]:
-                    if (v.shape, v.dtype) == want and any(a is v for a in e.invars):
-                        target = v
-                        break
-                if target is not None:
-                    break
+            # in place: a dying input of this very equation, a donated one first (its memory is given up)
+            candidates = [v for r in here for v in roots[r]
+                          if (v.shape, v.dtype) == want and any(a is v for a in e.invars)]
+            if candidates:
+                target = min(candidates, key=lambda v: id(v) not in donated_ids)
             if target is None and pool[want]:
                 target = pool[want].pop()
             if target is not None:

@@ -1,0 +1,265 @@
+"""core.jit and core.make_jaxpr: tracing, the optimizer, the buffer plan, composition with the
+transforms, meta arrays, errors, the cache, donation, and the forward/backward split."""
+import warnings
+
+import numpy as np
+import pytest
+
+from mindtorch_v2 import core
+from mindtorch_v2.core.staging import Executable, vjp_jaxprs
+
+
+def arr(*shape, dtype=np.float32, seed=0):
+    return core.asarray(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
+
+
+def close(a, b, tol=1e-6):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def chain(x):
+    for _ in range(10):
+        x = core.tanh(x) * 1.5
+    return core.sum(x)
+
+
+# ---------------------------------------------------------------------------
+# the IR
+
+
+def test_make_jaxpr_prints_equations_with_avals_and_scalar_literals():
+    text = str(core.make_jaxpr(lambda x: core.sin(x) * 2.0)(core.ones(3)))
+    assert text == ("{ lambda ; a:f32[3]. let\n"
+                    "    b:f32[3] = sin a\n"
+                    "    c:f32[3] = mul b 2.0:f32[]\n"
+                    "  in (c,) }")
+
+
+def test_make_jaxpr_shows_params_and_multiple_outputs():
+    jaxpr = core.make_jaxpr(lambda x: (core.sum(x, axis=1), x.T))(core.ones((2, 3), dtype=core.float64))
+    text = str(jaxpr)
+    assert "sum[axis=(1,) keepdims=False] a" in text
+    assert "f64[3,2] = transpose[perm=(1, 0)] a" in text
+    assert len(jaxpr.outvars) == 2
+
+
+def test_optimizer_drops_autodiff_identities_common_subexpressions_and_dead_code():
+    f = core.grad(lambda x: core.sum(core.tanh(x) + core.tanh(x)))
+    exe = core.jit(f).lower(arr(4))
+    names = [e.prim.name for e in exe.jaxpr.eqns]
+    assert names.count("tanh") == 1            # common subexpression merged
+    assert "sum" not in names                   # the forward's value is dead in grad
+    assert "add_any" not in names or names.count("mul") <= 3
+    # the cotangent seed is a broadcast 1: multiplying by it is gone
+    raw = core.make_jaxpr(f)(arr(4))
+    assert len(exe.jaxpr.eqns) < len(raw.eqns)
+
+
+def test_constants_fold_at_trace_time():
+    exe = core.jit(lambda x: x + core.exp(core.ones(3)) * 2).lower(arr(3))
+    assert [e.prim.name for e in exe.jaxpr.eqns] == ["add"]
+
+
+# ---------------------------------------------------------------------------
+# values and composition
+
+
+@pytest.mark.parametrize("transform", ["plain", "grad", "vmap", "hessian"])
+def test_jit_of_a_transform_equals_the_transform(transform):
+    x = arr(3, 4)
+    f = {"plain": chain, "grad": core.grad(chain), "vmap": core.vmap(chain),
+         "hessian": core.hessian(lambda v: core.sum(core.sin(v) ** 3))}[transform]
+    if transform == "hessian":
+        x = arr(3, dtype=np.float64)
+    close(core.jit(f)(x), f(x))
+
+
+@pytest.mark.parametrize("transform", ["grad", "vmap", "jvp", "jit"])
+def test_a_transform_of_jit_equals_the_transform(transform):
+    x = arr(3, 4)
+    jf = core.jit(chain)
+    if transform == "grad":
+        close(core.grad(jf)(x), core.grad(chain)(x))
+    elif transform == "vmap":
+        close(core.vmap(jf)(x), core.vmap(chain)(x))
+    elif transform == "jvp":
+        t = arr(3, 4, seed=1)
+        close(core.jvp(jf, (x,), (t,))[1], core.jvp(chain, (x,), (t,))[1], tol=1e-5)
+    else:
+        close(core.jit(jf)(x), chain(x))
+
+
+def test_second_order_through_jit_both_ways():
+    x = arr(5, dtype=np.float64)
+    f = lambda v: core.sum(core.exp(core.sin(v)))  # noqa: E731
+    close(core.grad(lambda v: core.sum(core.grad(core.jit(f))(v)))(x),
+          core.jit(core.grad(lambda v: core.sum(core.grad(f)(v))))(x), tol=1e-12)
+
+
+def test_a_closure_over_an_outer_tracer_is_evaluated_by_the_outer_transform():
+    x = arr(3)
+
+    def outer(w):
+        return core.jit(lambda v: core.sum(v * w))(x)
+    close(core.grad(outer)(core.asarray(np.float32(2.0))), core.sum(x))
+
+
+def test_pytrees_kwargs_and_static_arguments():
+    f = core.jit(lambda d, n, *, scale: {"y": d["x"] * n * scale, "t": (d["x"],)}, static_argnums=1)
+    x = arr(2)
+    out = f({"x": x}, 3, scale=core.asarray(np.float32(2.0)))
+    close(out["y"], np.asarray(x) * 6)
+    close(out["t"][0], x)
+
+
+def test_python_numbers_stay_weak_and_are_part_of_the_signature():
+    f = core.jit(lambda x, c: x * c)
+    x = arr(3)
+    assert f(x, 2.0).dtype is core.float32  # a weak Python float keeps float32
+    close(f(x, 3.0), np.asarray(x) * 3)
+    assert f.cache_info().misses == 2
+
+
+def test_meta_arrays_give_shapes_only():
+    m = core.to_device(arr(2, 3), "meta")
+    out = core.jit(lambda x: core.matmul(x, x.T) + 1)(m)
+    assert out.shape == (2, 2) and out.device is core.meta
+
+
+def test_narrow_dtypes_and_integer_results():
+    b = core.astype(arr(4), core.bfloat16)
+    close(core.astype(core.jit(lambda x: x * 2 + 1)(b), core.float32),
+          core.astype(b * 2 + 1, core.float32))
+    i = core.asarray(np.arange(6).reshape(2, 3))
+    out = core.jit(lambda v: (core.sum(v), v * 2, core.argmax(v, axis=1)))(i)
+    assert [o.dtype for o in out] == [core.int64, core.int64, core.int64]
+    close(out[0], 15)
+
+
+def test_zero_dimensional_results_are_arrays():
+    out = core.jit(lambda x: core.sin(x) + 1)(core.asarray(np.float32(0.5)))
+    assert type(out) is core.Array and out.shape == ()
+    close(out, np.sin(np.float32(0.5)) + 1)
+
+
+# ---------------------------------------------------------------------------
+# errors
+
+
+def test_python_control_flow_on_a_traced_value_is_a_clear_error():
+    with pytest.raises(core.ConcretizationTypeError, match="static_argnums"):
+        core.jit(lambda x: x if core.sum(x) > 0 else -x)(arr(3))
+    with pytest.raises(TypeError, match="item"):
+        core.jit(lambda x: x.item())(arr(1))
+    with pytest.raises(TypeError, match="numpy"):
+        core.jit(lambda x: np.asarray(x))(arr(2))
+
+
+def test_bad_arguments():
+    with pytest.raises(TypeError, match="not an array"):
+        core.jit(lambda x: x)("text")
+    with pytest.raises(ValueError, match="hashable"):
+        core.jit(lambda x, s: x, static_argnums=1)(arr(2), [1, 2])
+    with pytest.raises(TypeError, match="expected a function"):
+        core.jit(3)
+    with pytest.raises(ValueError, match="out of range"):
+        core.jit(lambda x: x, static_argnums=2)(arr(2))
+
+
+def test_shape_errors_surface_at_trace_time():
+    with pytest.raises(ValueError, match="broadcast"):
+        core.jit(lambda x, y: x + y)(arr(2), arr(3))
+
+
+# ---------------------------------------------------------------------------
+# the cache
+
+
+def test_cache_hits_misses_bound_and_recompile_warning():
+    f = core.jit(lambda x: x * 2, cache_size=3, warn_after=4)
+    x = arr(2)
+    f(x)
+    f(x)
+    assert f.cache_info().hits == 1 and f.cache_info().misses == 1
+    with pytest.warns(core.RecompileWarning, match=r"traced 5 times .*argument leaf 0: float32\[5\] -> float32\[6\]"):
+        for n in range(3, 7):
+            f(arr(n))
+    assert f.cache_info().currsize == 3
+
+
+# ---------------------------------------------------------------------------
+# the buffer plan and donation
+
+
+def test_the_plan_writes_into_dead_intermediates_never_into_inputs():
+    x = arr(1000)
+    before = np.asarray(x).copy()
+    f = core.jit(core.grad(chain))
+    first = f(x)
+    again = f(x)
+    np.testing.assert_array_equal(np.asarray(x), before)
+    close(first, again)
+    close(first, core.grad(chain)(x))
+    source = f.lower(x).source
+    assert "out=v" in source and "out=i" not in source
+
+
+def test_outputs_are_never_overwritten_by_later_calls():
+    f = core.jit(lambda x: core.tanh(core.tanh(x)) * 2)
+    a = f(arr(10, seed=1))
+    kept = np.asarray(a).copy()
+    f(arr(10, seed=2))
+    np.testing.assert_array_equal(np.asarray(a), kept)
+
+
+def test_a_view_of_an_intermediate_keeps_its_buffer_alive():
+    def f(x):
+        y = core.exp(x)
+        v = core.reshape(y, (2, 2))   # a view of y's buffer
+        z = core.sin(y) + 1           # y dies here, but v still reads it
+        return v, z
+    x = arr(4)
+    v, z = core.jit(f)(x)
+    close(v, np.exp(np.asarray(x)).reshape(2, 2))
+    close(z, np.sin(np.exp(np.asarray(x))) + 1)
+
+
+def test_donated_inputs_are_reused_and_deleted():
+    step = core.jit(lambda w, g: w - 0.5 * g, donate_argnums=0)
+    w = arr(1000)
+    g = arr(1000, seed=1)
+    expect = np.asarray(g).copy()
+    expect = (np.asarray(core.astype(w, core.float64)) - 0.5 * expect).astype(np.float32)
+    address = w._buf.__array_interface__["data"][0]  # an int: holds no reference to the buffer
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new = step(w, g)
+    assert new._buf.__array_interface__["data"][0] == address  # written in place into the donated buffer
+    close(new, expect)
+    with pytest.raises(RuntimeError, match="donated"):
+        np.asarray(w)
+
+
+def test_a_donated_buffer_shared_with_numpy_is_copied_with_a_warning():
+    step = core.jit(lambda w: w * 2, donate_argnums=0)
+    w = arr(8)
+    seen = np.asarray(w)  # exported: numpy holds it
+    with pytest.warns(UserWarning, match="donated buffer was not usable"):
+        out = step(w)
+    close(out, seen * 2)
+    close(w, seen)  # still alive and unchanged
+
+
+# ---------------------------------------------------------------------------
+# reverse mode staged out
+
+
+def test_vjp_jaxprs_splits_forward_and_backward_with_residuals():
+    x, w = arr(3), arr(3, seed=1)
+    fwd, bwd, n_out = vjp_jaxprs(lambda xs: [core.sum(core.tanh(xs[0]) * xs[1])], [x, w])
+    outs = Executable(fwd, ())([x, w])
+    grads = Executable(bwd, ())(outs[n_out:] + [core.asarray(np.float32(1.0))])
+    close(outs[0], core.sum(core.tanh(x) * w))
+    for g, e in zip(grads, core.grad(lambda a, b: core.sum(core.tanh(a) * b), argnums=(0, 1))(x, w)):
+        close(g, e)
+    assert "tanh" not in str(bwd)  # computed once, in the forward, and passed as a residual
