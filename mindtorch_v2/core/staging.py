@@ -42,7 +42,8 @@ from .array import Array, ArrayBase, aval as _aval, make as _make
 from .autodiff import add_any_p
 from .devices import meta as _meta
 from .ops.creation import asarray
-from .ops.elementwise import cast_p, div_p, mul_p, neg_p, sub_p
+from .array import constant as _constant
+from .ops.elementwise import cast_p, div_p, logical_and_p, logical_or_p, mul_p, neg_p, pow_p, sub_p, where_p
 from .ops.shape import broadcast_to_p, reshape_p, transpose_p
 from .primitive import Trace, Tracer, new_main
 from .pytree import tree_flatten, tree_unflatten
@@ -324,12 +325,44 @@ def _identity(e, ins):
         for x, c in pairs:
             if type(c) is Literal and c.fill() == unit and type(c.fill()) is not bool and _same_aval(x, out):
                 return x
+    elif prim is logical_and_p or prim is logical_or_p:
+        absorbing = prim is logical_or_p  # x and False is False, x or True is True
+        for c in ins:
+            if type(c) is Literal and c.fill() is absorbing:
+                return _filled(absorbing, out)
+    elif prim is where_p:
+        c, x, y = ins
+        if type(c) is Literal and type(c.fill()) is bool:
+            kept = x if c.fill() else y
+            if _same_aval(kept, out):
+                return kept
+    elif prim is pow_p:
+        x, y = ins
+        if type(y) is Literal and y.fill() == 1 and type(y.fill()) is not bool and _same_aval(x, out):
+            return x
     elif prim is cast_p or prim is reshape_p or prim is broadcast_to_p:
         if _same_aval(ins[0], out):
             return ins[0]
     elif prim is transpose_p:
         if tuple(e.params["perm"]) == tuple(range(len(out.shape))):
             return ins[0]
+    return None
+
+
+def _filled(value, v):
+    """A literal of v's aval holding `value` everywhere (a broadcast scalar: no memory)."""
+    if v.device is _meta:
+        return Literal(_aval(v.shape, v.dtype, v.device))
+    buf = np.broadcast_to(np.asarray(value, dtype=v.dtype.np), v.shape)
+    return Literal(_constant(buf, v.shape, v.dtype, v.device))
+
+
+def _strength_reduced(e, ins):
+    """x ** 2 as x * x (numpy's power has no fast path for an array exponent; the product is exact)."""
+    if e.prim is pow_p:
+        x, y = ins
+        if type(y) is Literal and y.fill() == 2 and type(y.fill()) is not bool and _same_aval(x, e.outvars[0]):
+            return Eqn(mul_p, [x, x], {}, e.outvars)
     return None
 
 
@@ -353,6 +386,9 @@ def optimize(jaxpr):
                 env[id(v)] = Literal(o)
             continue
         if not e.prim.multiple_results:
+            reduced = _strength_reduced(e, ins)
+            if reduced is not None:
+                e, ins = reduced, reduced.invars
             same = _identity(e, ins)
             if same is None and e.prim is neg_p and type(ins[0]) is Var:
                 inner = producer.get(id(ins[0]))
