@@ -680,6 +680,8 @@ def _plan(jaxpr, lowerings, fix, donated):
 
 
 _SCALARS = (bool, int, float, complex)
+_NOT_FAST = object()  # in a fast-path key: an argument that is not an Array (never a stored key)
+_LEAF_TREE = tree_flatten(0)[1]
 
 
 class _Jitted:
@@ -693,6 +695,7 @@ class _Jitted:
         self.cache_size = cache_size
         self.warn_after = warn_after
         self._cache = collections.OrderedDict()
+        self._fast = {}  # avals of positional Arrays -> (executable, output tree, whether it is one leaf)
         self._compiles = 0
         self._hits = 0
         self._last_key = None
@@ -790,6 +793,7 @@ class _Jitted:
             self._cache[key] = entry
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
+                self._fast.clear()
         return entry, dynamic, has_tracer
 
     def _donated_positions(self, args, static, leaves):
@@ -819,7 +823,22 @@ class _Jitted:
         self._last_key = key
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and not self.static_argnums:
+            # the fast path: positional Arrays only, looked up by their avals without flattening
+            try:
+                key = tuple([(a.shape, a.dtype, a.device) if type(a) is Array else _NOT_FAST for a in args])
+                exe, out_tree, single = self._fast[key]
+            except (KeyError, TypeError):
+                pass
+            else:
+                self._hits += 1
+                outs = exe(args)
+                return outs[0] if single else tree_unflatten(out_tree, outs)
         (exe, out_tree, closes_over_tracers), dynamic, has_tracer = self._executable(args, kwargs)
+        if not (kwargs or self.static_argnums or has_tracer or closes_over_tracers) and \
+                all(type(a) is Array for a in args) and len(dynamic) == len(args):
+            self._fast[tuple((a.shape, a.dtype, a.device) for a in args)] = (
+                exe, out_tree, out_tree == _LEAF_TREE)
         if has_tracer or closes_over_tracers:
             outs = eval_jaxpr(exe.jaxpr, dynamic)
         else:
@@ -837,6 +856,7 @@ class _Jitted:
 
     def clear_cache(self):
         self._cache.clear()
+        self._fast.clear()
 
 
 _CacheInfo = collections.namedtuple("CacheInfo", "hits misses currsize maxsize")
