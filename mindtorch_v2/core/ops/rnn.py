@@ -218,33 +218,35 @@ def _vmapped(composite, vals, bdims, params, n):
         return tuple(res)
 
 
-# NumPy helpers of the lowerings. A step works on (features, batch) blocks: every gate is then a
-# contiguous row block of one (G, B) buffer. The logistic gates are computed as 0.5 tanh(x / 2) + 0.5,
-# with the halving folded into their weight rows (exact: a power of two), so one tanh covers all gates.
+# NumPy helpers of the lowerings. They keep torch's (T, B, G) layout throughout (no transposes: with a
+# batch of 8 a transposing copy costs as much as ten steps). A logistic gate is 0.5 tanh(x / 2) + 0.5: the
+# halving is folded into its weight rows and input projection (exact: a power of two), so one tanh covers
+# every gate of a step, followed by one multiply-add (by 1 and 0 on the tanh gates: exact no-ops).
 
 
-def _steps_major(x):
-    """(T, B, F) -> contiguous (T, F, B)."""
-    return np.ascontiguousarray(x.transpose(0, 2, 1))
+def _gate_scale(dtype, hidden, logistic):
+    """(scale, shift) over the gate axis: 0.5 and 0.5 on the logistic gate blocks, 1 and 0 elsewhere."""
+    scale = np.ones(len(logistic) * hidden, dtype)
+    shift = np.zeros(len(logistic) * hidden, dtype)
+    for k, is_logistic in enumerate(logistic):
+        if is_logistic:
+            scale[k * hidden:(k + 1) * hidden] = 0.5
+            shift[k * hidden:(k + 1) * hidden] = 0.5
+    return scale, shift
 
 
-def _batch_major(x):
-    """(T, F, B) or (F, B) -> contiguous (T, B, F) or (B, F)."""
-    return np.ascontiguousarray(np.swapaxes(x, -1, -2))
+_LSTM_GATES = (True, True, False, True)   # i, f, g, o
+_GRU_GATES = (True, True, False)          # r, z, n
 
 
-def _scaled_rows(a, rows, half, axis=0):
-    """A copy of a with its first `rows` entries along `axis` halved."""
-    a = np.array(a, copy=True)
-    idx = (slice(None),) * axis + (slice(0, rows),)
-    a[idx] *= half
-    return a
+def _previous_np(h0, out):
+    """h0, out[0], ..., out[T - 2]: (T, B, P)."""
+    return np.concatenate((h0[None], out[:-1]), axis=0)
 
 
-def _lstm_perm(hidden):
-    """torch's gate rows (i, f, g, o) -> (i, f, o, g): the three logistic gates first. Its own inverse."""
-    h = hidden
-    return np.r_[0:2 * h, 3 * h:4 * h, 2 * h:3 * h]
+def _blocks(a, hidden, n):
+    """The n gate blocks of a (..., n * hidden) array, as views."""
+    return tuple(a[..., k * hidden:(k + 1) * hidden] for k in range(n))
 
 
 # ---------------------------------------------------------------------------
@@ -338,110 +340,96 @@ lstm_layer_vjp_p.batch = _batch_rule(
 @lstm_layer_p.def_impl("cpu")
 def _lstm_cpu(gx, h0, c0, w_hh, *w_hr):
     steps, batch, g4 = gx.shape
-    hidden = g4 // 4
+    hidden, proj = g4 // 4, h0.shape[1]
     dtype = gx.dtype
-    half = dtype.type(0.5)
-    perm = _lstm_perm(hidden)
-    w = _scaled_rows(w_hh[perm], 3 * hidden, half)                               # (4H, P)
-    gxs = _steps_major(_scaled_rows(np.take(gx, perm, axis=2), 3 * hidden, half, axis=2))  # (T, 4H, B)
-    proj = h0.shape[1]
-    outs = np.empty((steps, proj, batch), dtype)
-    h = np.ascontiguousarray(h0.T)
-    c = np.array(c0.T, dtype, order="C")
-    gates = np.empty((4 * hidden, batch), dtype)
-    tmp = np.empty((hidden, batch), dtype)
-    logistic = gates[:3 * hidden]
-    gi, gf, go, gg = (gates[k * hidden:(k + 1) * hidden] for k in range(4))
-    w_r = w_hr[0] if w_hr else None
-    m = np.empty((hidden, batch), dtype) if w_hr else None
+    scale, shift = _gate_scale(dtype, hidden, _LSTM_GATES)
+    w_t = np.ascontiguousarray((w_hh * scale[:, None]).T)                       # (P, 4H)
+    gxs = gx * scale
+    out = np.empty((steps, batch, proj), dtype)
+    h, c = h0, np.array(c0, dtype)
+    gates = np.empty((batch, g4), dtype)
+    tmp = np.empty((batch, hidden), dtype)
+    gi, gf, gg, go = _blocks(gates, hidden, 4)
+    w_r = np.ascontiguousarray(w_hr[0].T) if w_hr else None                     # (H, P)
+    m = np.empty((batch, hidden), dtype) if w_hr else None
     for t in range(steps):
-        np.matmul(w, h, out=gates)
+        np.matmul(h, w_t, out=gates)
         gates += gxs[t]
         np.tanh(gates, out=gates)
-        logistic *= half
-        logistic += half
+        gates *= scale
+        gates += shift
         np.multiply(gf, c, out=c)
         np.multiply(gi, gg, out=tmp)
         c += tmp
         np.tanh(c, out=tmp)
-        h = outs[t]
+        h = out[t]
         if w_r is None:
             np.multiply(go, tmp, out=h)
         else:
             np.multiply(go, tmp, out=m)
-            np.matmul(w_r, m, out=h)
-    out = _batch_major(outs)
-    return out, out[-1].copy(), _batch_major(c)
+            np.matmul(m, w_r, out=h)
+    return out, out[-1].copy(), c
 
 
 @lstm_layer_vjp_p.def_impl("cpu")
 def _lstm_vjp_cpu(gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr):
     steps, batch, g4 = gx.shape
     hidden, proj = g4 // 4, h0.shape[1]
-    h = hidden
     dtype = gx.dtype
-    half, one = dtype.type(0.5), dtype.type(1)
-    perm = _lstm_perm(hidden)
+    one = dtype.type(1)
+    scale, shift = _gate_scale(dtype, hidden, _LSTM_GATES)
     # every step's gates from the previous states (h0, out[0], ...), in one product
-    prev = np.empty((steps, proj, batch), dtype)
-    prev[0] = h0.T
-    prev[1:] = out[:-1].transpose(0, 2, 1)
-    a = np.matmul(_scaled_rows(w_hh[perm], 3 * h, half), prev)
-    a += _steps_major(_scaled_rows(np.take(gx, perm, axis=2), 3 * h, half, axis=2))
+    a = gx * scale
+    a += np.matmul(_previous_np(h0, out).reshape(steps * batch, proj), (w_hh * scale[:, None]).T).reshape(a.shape)
     np.tanh(a, out=a)
-    a[:, :3 * h] *= half
-    a[:, :3 * h] += half
-    i, f, o, g = (a[:, k * h:(k + 1) * h] for k in range(4))
-    cs = np.empty((steps + 1, hidden, batch), dtype)
-    cs[0] = c0.T
+    # each gate's derivative in its pre-activation: 1 - tanh^2 on g, and on a logistic gate
+    # s (1 - s) = (1 - tanh(x / 2)^2) / 4, i.e. (1 - tanh^2) scale^2 on every gate
+    k = np.square(a)
+    np.subtract(one, k, out=k)
+    k *= scale * scale
+    a *= scale
+    a += shift
+    i, f, g, o = _blocks(a, hidden, 4)
+    cs = np.empty((steps + 1, batch, hidden), dtype)
+    cs[0] = c0
     ig = i * g
     for t in range(steps):
         np.multiply(f[t], cs[t], out=cs[t + 1])
         cs[t + 1] += ig[t]
     tc = np.tanh(cs[1:])
-    # d pre = k * dc for i, f, g and k * dm for o; dc gains dm * kc
-    k = np.empty((steps, 4 * hidden, batch), dtype)
-    for blk, (x, other) in enumerate(((i, g), (f, cs[:-1]), (o, tc))):
-        kb = k[:, blk * h:(blk + 1) * h]
-        np.subtract(one, x, out=kb)
-        kb *= x
+    # d pre = k * dc on the i, f, g blocks and k * dm on o; dc gains dm * kc
+    for kb, other in zip(_blocks(k, hidden, 4), (g, cs[:-1], i, tc)):
         kb *= other
-    kg = k[:, 3 * h:]
-    np.square(g, out=kg)
-    np.subtract(one, kg, out=kg)
-    kg *= i
     kc = np.square(tc)
     np.subtract(one, kc, out=kc)
     kc *= o
-    w_t = np.ascontiguousarray(w_hh[perm].T)                                    # (P, 4H)
-    g_outs = _steps_major(g_out)
-    dpre = np.empty((steps, 4 * hidden, batch), dtype)
-    dh = np.array(g_hn.T, dtype, order="C")
-    dc = np.array(g_cn.T, dtype, order="C")
-    tmp = np.empty((hidden, batch), dtype)
+    k4 = k.reshape(steps, batch, 4, hidden)
+    dpre = np.empty_like(a)
+    d4 = dpre.reshape(steps, batch, 4, hidden)
+    dh = np.array(g_hn, dtype)
+    dc = np.array(g_cn, dtype)
+    dc3 = dc[:, None]
+    k3, k1, d3, d1 = k4[:, :, :3], k4[:, :, 3], d4[:, :, :3], d4[:, :, 3]
+    tmp = np.empty((batch, hidden), dtype)
     if w_hr:
-        w_r = np.ascontiguousarray(w_hr[0].T)                                     # (H, P)
-        dhs = np.empty((steps, proj, batch), dtype)
-        dm = np.empty((hidden, batch), dtype)
+        w_r = w_hr[0]                                                            # (P, H)
+        dhs = np.empty((steps, batch, proj), dtype)
+        dm = np.empty((batch, hidden), dtype)
     for t in range(steps - 1, -1, -1):
-        dh += g_outs[t]
+        dh += g_out[t]
         if w_hr:
             dhs[t] = dh
-            np.matmul(w_r, dh, out=dm)
+            np.matmul(dh, w_r, out=dm)
         else:
             dm = dh
         np.multiply(dm, kc[t], out=tmp)
         dc += tmp
-        d = dpre[t]
-        np.multiply(k[t, :2 * h].reshape(2, h, batch), dc, out=d[:2 * h].reshape(2, h, batch))
-        np.multiply(k[t, 2 * h:3 * h], dm, out=d[2 * h:3 * h])
-        np.multiply(k[t, 3 * h:], dc, out=d[3 * h:])
+        np.multiply(k3[t], dc3, out=d3[t])
+        np.multiply(k1[t], dm, out=d1[t])
         dc *= f[t]
-        np.matmul(w_t, d, out=dh)
-    res = (np.take(dpre.transpose(0, 2, 1), perm, axis=2), _batch_major(dh), _batch_major(dc))
-    if w_hr:
-        res += (_batch_major(dhs), _batch_major(o * tc))
-    return res
+        np.matmul(dpre[t], w_hh, out=dh)
+    res = (dpre, dh, dc)
+    return res + (dhs, o * tc) if w_hr else res
 
 
 # ---------------------------------------------------------------------------
@@ -531,27 +519,6 @@ gru_layer_vjp_p.batch = _batch_rule(gru_layer_vjp_p, _gru_backward,
                                     lambda n: (SEQ, SEQ, STATE))
 
 
-def _gru_gates(gx, prev, w_hh, b_hh, half):
-    """(r, z, n, the recurrent products' n block) of every step, from the previous states (T, H, B)."""
-    hidden = w_hh.shape[1]
-    two = 2 * hidden
-    gh = np.matmul(_scaled_rows(w_hh, two, half), prev)                        # (T, 3H, B), r z halved
-    if b_hh:
-        gh += _scaled_rows(b_hh[0], two, half)[:, None]
-    gxs = _steps_major(gx)
-    rz = gxs[:, :two] * half
-    rz += gh[:, :two]
-    np.tanh(rz, out=rz)
-    rz *= half
-    rz += half
-    r, z = rz[:, :hidden], rz[:, hidden:]
-    hn = gh[:, two:]
-    n = r * hn
-    n += gxs[:, two:]
-    np.tanh(n, out=n)
-    return r, z, n, hn
-
-
 @gru_layer_p.def_impl("cpu")
 def _gru_cpu(gx, h0, w_hh, *b_hh):
     steps, batch, g3 = gx.shape
@@ -559,33 +526,32 @@ def _gru_cpu(gx, h0, w_hh, *b_hh):
     two = 2 * hidden
     dtype = gx.dtype
     half = dtype.type(0.5)
-    w = _scaled_rows(w_hh, two, half)
-    b = _scaled_rows(b_hh[0], two, half)[:, None] if b_hh else None
-    gxs = _steps_major(gx)
-    gxs[:, :two] *= half
-    outs = np.empty((steps, hidden, batch), dtype)
-    h = np.ascontiguousarray(h0.T)
-    gh = np.empty((3 * hidden, batch), dtype)
-    rz = np.empty((two, batch), dtype)
-    n = np.empty((hidden, batch), dtype)
-    r, z, hn = rz[:hidden], rz[hidden:], gh[two:]
+    scale, _ = _gate_scale(dtype, hidden, _GRU_GATES)
+    w_t = np.ascontiguousarray((w_hh * scale[:, None]).T)                       # (H, 3H)
+    b = b_hh[0] * scale if b_hh else None
+    gxs = gx * scale
+    out = np.empty((steps, batch, hidden), dtype)
+    h = h0
+    gh = np.empty((batch, g3), dtype)
+    rz = np.empty((batch, two), dtype)
+    n = np.empty((batch, hidden), dtype)
+    r, z, hn = rz[:, :hidden], rz[:, hidden:], gh[:, two:]
     for t in range(steps):
-        np.matmul(w, h, out=gh)
+        np.matmul(h, w_t, out=gh)
         if b is not None:
             gh += b
-        np.add(gxs[t, :two], gh[:two], out=rz)
+        np.add(gxs[t, :, :two], gh[:, :two], out=rz)
         np.tanh(rz, out=rz)
         rz *= half
         rz += half
         np.multiply(r, hn, out=n)
-        n += gxs[t, two:]
+        n += gxs[t, :, two:]
         np.tanh(n, out=n)
-        new = outs[t]
+        new = out[t]
         np.subtract(h, n, out=new)
         new *= z
         new += n
         h = new
-    out = _batch_major(outs)
     return out, out[-1].copy()
 
 
@@ -593,15 +559,28 @@ def _gru_cpu(gx, h0, w_hh, *b_hh):
 def _gru_vjp_cpu(gx, h0, w_hh, out, g_out, g_hn, *b_hh):
     steps, batch, g3 = gx.shape
     hidden = g3 // 3
+    two = 2 * hidden
     dtype = gx.dtype
     half, one = dtype.type(0.5), dtype.type(1)
-    prev = np.empty((steps, hidden, batch), dtype)
-    prev[0] = h0.T
-    prev[1:] = out[:-1].transpose(0, 2, 1)
-    r, z, n, hn = _gru_gates(gx, prev, w_hh, b_hh, half)
+    scale, _ = _gate_scale(dtype, hidden, _GRU_GATES)
+    # every step's gates from the previous states (h0, out[0], ...): gh in one product
+    prev = _previous_np(h0, out)
+    gh = np.matmul(prev.reshape(steps * batch, hidden), (w_hh * scale[:, None]).T).reshape(gx.shape)
+    if b_hh:
+        gh += b_hh[0] * scale                                                    # (r, z blocks halved)
+    gxs = gx * scale
+    rz = gxs[..., :two] + gh[..., :two]
+    np.tanh(rz, out=rz)
+    rz *= half
+    rz += half
+    r, z = rz[..., :hidden], rz[..., hidden:]
+    hn = gh[..., two:]
+    n = r * hn
+    n += gxs[..., two:]
+    np.tanh(n, out=n)
     # d gx = dh * (kr, kz, kn) and d gh = dh * (kr, kz, kn r), dh the total cotangent of the step's output
-    k = np.empty((steps, 3, hidden, batch), dtype)
-    kr, kz, kn = k[:, 0], k[:, 1], k[:, 2]
+    k = np.empty((steps, batch, 3, hidden), dtype)
+    kr, kz, kn = k[:, :, 0], k[:, :, 1], k[:, :, 2]
     np.square(n, out=kn)
     np.subtract(one, kn, out=kn)
     kn *= 1 - z
@@ -613,23 +592,19 @@ def _gru_vjp_cpu(gx, h0, w_hh, out, g_out, g_hn, *b_hh):
     kr *= hn
     kr *= kn
     kgh = k.copy()
-    kgh[:, 2] *= r
-    w_t = np.ascontiguousarray(w_hh.T)                                           # (H, 3H)
-    g_outs = _steps_major(g_out)
-    dhs = np.empty((steps, 1, hidden, batch), dtype)
-    dgh = np.empty((steps, 3, hidden, batch), dtype)
-    dh = np.array(g_hn.T, dtype, order="C")
-    back = np.empty((hidden, batch), dtype)
+    kgh[:, :, 2] *= r
+    dhs = np.empty((steps, batch, 1, hidden), dtype)
+    dgh = np.empty((steps, batch, 3, hidden), dtype)
+    dh = np.array(g_hn, dtype)
+    back = np.empty((batch, hidden), dtype)
     for t in range(steps - 1, -1, -1):
-        dh += g_outs[t]
-        dhs[t, 0] = dh
-        np.multiply(kgh[t], dh, out=dgh[t])
-        np.matmul(w_t, dgh[t].reshape(3 * hidden, batch), out=back)
+        dh += g_out[t]
+        dhs[t, :, 0] = dh
+        np.multiply(kgh[t], dhs[t], out=dgh[t])
+        np.matmul(dgh[t].reshape(batch, g3), w_hh, out=back)
         dh *= z[t]
         dh += back
-    dgx = k * dhs
-    return (_batch_major(dgx.reshape(steps, 3 * hidden, batch)), _batch_major(dgh.reshape(steps, 3 * hidden, batch)),
-            _batch_major(dh))
+    return (k * dhs).reshape(gx.shape), dgh.reshape(gx.shape), dh
 
 
 # ---------------------------------------------------------------------------
@@ -704,31 +679,23 @@ rnn_layer_vjp_p.batch = _batch_rule(rnn_layer_vjp_p, _rnn_backward, lambda n: (S
                                     lambda n: (SEQ, STATE))
 
 
-def _rnn_pre(gx, prev, w_hh):
-    pre = np.matmul(w_hh, prev)
-    pre += _steps_major(gx)
-    return pre
-
-
 @rnn_layer_p.def_impl("cpu")
 def _rnn_cpu(gx, h0, w_hh, *, nonlinearity):
     steps, batch, hidden = gx.shape
     dtype = gx.dtype
-    gxs = _steps_major(gx)
-    w = np.ascontiguousarray(w_hh)
-    outs = np.empty((steps, hidden, batch), dtype)
-    h = np.ascontiguousarray(h0.T)
+    w_t = np.ascontiguousarray(w_hh.T)
+    out = np.empty((steps, batch, hidden), dtype)
+    h = h0
     zero = dtype.type(0)
     for t in range(steps):
-        new = outs[t]
-        np.matmul(w, h, out=new)
-        new += gxs[t]
+        new = out[t]
+        np.matmul(h, w_t, out=new)
+        new += gx[t]
         if nonlinearity == "tanh":
             np.tanh(new, out=new)
         else:
             np.maximum(new, zero, out=new)  # (nan stays nan, as relu)
         h = new
-    out = _batch_major(outs)
     return out, out[-1].copy()
 
 
@@ -736,25 +703,21 @@ def _rnn_cpu(gx, h0, w_hh, *, nonlinearity):
 def _rnn_vjp_cpu(gx, h0, w_hh, out, g_out, g_hn, *, nonlinearity):
     steps, batch, hidden = gx.shape
     dtype = gx.dtype
-    prev = np.empty((steps, hidden, batch), dtype)
-    prev[0] = h0.T
-    prev[1:] = out[:-1].transpose(0, 2, 1)
-    pre = _rnn_pre(gx, prev, w_hh)
+    pre = np.matmul(_previous_np(h0, out).reshape(steps * batch, hidden), w_hh.T).reshape(gx.shape)
+    pre += gx
     if nonlinearity == "tanh":
         k = np.tanh(pre)
         np.square(k, out=k)
         np.subtract(dtype.type(1), k, out=k)
     else:
         k = np.logical_not(pre <= 0).astype(dtype)  # relu's derivative as threshold_backward: 0 where out <= 0
-    w_t = np.ascontiguousarray(w_hh.T)
-    g_outs = _steps_major(g_out)
-    dpre = np.empty((steps, hidden, batch), dtype)
-    dh = np.array(g_hn.T, dtype, order="C")
+    dpre = np.empty_like(pre)
+    dh = np.array(g_hn, dtype)
     for t in range(steps - 1, -1, -1):
-        dh += g_outs[t]
+        dh += g_out[t]
         np.multiply(dh, k[t], out=dpre[t])
-        np.matmul(w_t, dpre[t], out=dh)
-    return _batch_major(dpre), _batch_major(dh)
+        np.matmul(dpre[t], w_hh, out=dh)
+    return dpre, dh
 
 
 # ---------------------------------------------------------------------------

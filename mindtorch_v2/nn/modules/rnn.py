@@ -52,6 +52,11 @@ def _gru_step(gx, h, w_hh, b_hh):
     return (1 - z) * n + z * h
 
 
+def _stacked(states):
+    """The final states of every layer and direction as one (L * D, B, H) tensor (a view for one)."""
+    return states[0].unsqueeze(0) if len(states) == 1 else stack(states, 0)
+
+
 class RNNBase(Module):
     """The shared parameters and recurrence of RNN, LSTM and GRU."""
 
@@ -194,7 +199,7 @@ class RNNBase(Module):
             layer_input = outs[0] if directions == 1 else cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
-        return layer_input, stack(h_n, 0), (stack(c_n, 0) if c_n else None)
+        return layer_input, _stacked(h_n), (_stacked(c_n) if c_n else None)
 
     def _fused_layer(self, seq, layer, direction, h, c):
         """One layer and direction over seq (T, B, F) as one primitive: (out, h_n, c_n or None)."""
