@@ -39,12 +39,11 @@ import threading
 
 import numpy as np
 
-from .. import dtypes as dt
 from ..autodiff import JVPTrace, JVPTracer, vjp_flat
 from ..batching import BatchTrace, BatchTracer
 from ..primitive import Primitive, new_main, zeros_like
 from . import _family
-from ._family import bdim_size, broadcast_batch, move_to_front
+from ._family import bdim_size, broadcast_batch
 from .elementwise import add, mul, relu, sigmoid, sub, tanh
 from .linalg import matmul
 from .reduction import sum as _sum

@@ -217,7 +217,7 @@ class RNNBase(Module):
     def _run_steps(self, x, lengths, h0, c0):
         """The stacked recurrence one step at a time, for sequences of several lengths (see the module
         docstring): (output, h_n, c_n or None)."""
-        steps, batch = x.shape[0], x.shape[1]
+        steps = x.shape[0]
         directions = 2 if self.bidirectional else 1
         lengths_t = tensor(lengths, dtype=int64)
         time = arange(steps, dtype=int64).unsqueeze(1)
@@ -284,8 +284,9 @@ class RNNBase(Module):
         h_shape = (self.num_layers * directions, batch, real_hidden)
         c_shape = (self.num_layers * directions, batch, self.hidden_size)
         if hx is None:
-            h0 = zeros(h_shape, dtype=x.dtype, device=x.device)
-            c0 = zeros(c_shape, dtype=x.dtype, device=x.device) if is_lstm else None
+            # one zero state, shared by every layer and direction (indexed like the (L * D, B, H) tensors)
+            h0 = [zeros(h_shape[1:], dtype=x.dtype, device=x.device)] * h_shape[0]
+            c0 = [zeros(c_shape[1:], dtype=x.dtype, device=x.device)] * c_shape[0] if is_lstm else None
         else:
             h0, c0 = hx if is_lstm else (hx, None)
             if unbatched:
