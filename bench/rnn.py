@@ -4,12 +4,19 @@ One layer, batch_first input of shape (8, 20, 32), hidden size 64, float32: forw
 and forward + backward (`out, _ = m(x); out.sum().backward()`). Target: within 2x of PyTorch's time.
 Without torch installed, our times are printed alone.
 
+Both run single-threaded (OPENBLAS/OMP/MKL_NUM_THREADS=1 unless set, torch.set_num_threads(1)): at these
+sizes threads do not help, and on a busy machine a multi-threaded OpenBLAS stalls NumPy's small products
+for milliseconds, which would measure the machine's load rather than the code.
+
     python bench/rnn.py
 """
 import os
 import sys
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before numpy loads its BLAS
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _timing import fmt, per_call  # noqa: E402
@@ -46,7 +53,7 @@ def main():
     x_np = np.random.default_rng(0).standard_normal(SHAPE).astype(np.float32)
     if torch is not None:
         torch.set_num_threads(1)
-    print(f"recurrent layers, input {SHAPE} batch_first -> hidden {HIDDEN}, float32, eager"
+    print(f"recurrent layers, input {SHAPE} batch_first -> hidden {HIDDEN}, float32, eager, one thread"
           + ("" if torch is not None else " (torch not installed: ours alone)"))
     head = f"{'case':28s} {'mindtorch_v2':>12s}"
     if torch is not None:
