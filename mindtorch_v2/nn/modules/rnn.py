@@ -2,8 +2,12 @@
 
 Each layer projects the whole input sequence at once (x W_ih^T + b_ih), then steps through time
 with the recurrent part; a reverse direction reads each sequence backwards within its own length.
-With a PackedSequence, a sequence's state stops changing after its last step (so h_n is the state
-at its last step) and its outputs past its end are zero, as torch's packed kernels give.
+
+Sequences of one length (plain tensors, and PackedSequences whose sequences all have the same length)
+run each layer and direction as one fused primitive of core/ops/rnn.py (a NumPy loop over time, with its
+backward-through-time primitive). A PackedSequence of unequal lengths takes the step-by-step path below
+(`_run_steps`): a sequence's state stops changing after its last step (so h_n is the state at its last
+step) and its outputs past its end are zero, as torch's packed kernels give.
 
 Gates, in torch's order of the weight rows:
     RNN:  h' = tanh|relu(W_ih x + b_ih + W_hh h + b_hh)
@@ -17,6 +21,7 @@ import warnings
 from ...eager.creation import arange, empty, tensor, zeros
 from ...eager.ops import cat, relu, sigmoid, stack, tanh, where
 from ...core import int64
+from ...core.ops.rnn import gru_layer_p, lstm_layer_p, rnn_layer_p
 
 from .. import functional as F
 from .. import init
@@ -45,6 +50,11 @@ def _gru_step(gx, h, w_hh, b_hh):
     z = sigmoid(xz + hz)
     n = tanh(xn + r * hn)
     return (1 - z) * n + z * h
+
+
+def _stacked(states):
+    """The final states of every layer and direction as one (L * D, B, H) tensor (a view for one)."""
+    return states[0].unsqueeze(0) if len(states) == 1 else stack(states, 0)
 
 
 class RNNBase(Module):
@@ -171,14 +181,48 @@ class RNNBase(Module):
 
     def _run(self, x, lengths, h0, c0):
         """The stacked recurrence on x (T, B, F) in time-major order: (output, h_n, c_n or None)."""
-        steps, batch = x.shape[0], x.shape[1]
+        if lengths is not None and any(n != x.shape[0] for n in lengths):
+            return self._run_steps(x, lengths, h0, c0)
         directions = 2 if self.bidirectional else 1
-        variable = lengths is not None and any(n != steps for n in lengths)
-        if variable:
-            lengths_t = tensor(lengths, dtype=int64)
-            time = arange(steps, dtype=int64).unsqueeze(1)
-            alive = (time < lengths_t.unsqueeze(0)).unsqueeze(-1)  # (T, B, 1)
-            rev = where(time < lengths_t, lengths_t - 1 - time, time)  # per-sequence reversal, (T, B)
+        h_n, c_n = [], []
+        layer_input = x
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(directions):
+                idx = layer * directions + direction
+                seq = layer_input if direction == 0 else layer_input.flip(0)
+                out, h, c = self._fused_layer(seq, layer, direction, h0[idx], c0[idx] if c0 is not None else None)
+                outs.append(out if direction == 0 else out.flip(0))
+                h_n.append(h)
+                if c is not None:
+                    c_n.append(c)
+            layer_input = outs[0] if directions == 1 else cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        return layer_input, _stacked(h_n), (_stacked(c_n) if c_n else None)
+
+    def _fused_layer(self, seq, layer, direction, h, c):
+        """One layer and direction over seq (T, B, F) as one primitive: (out, h_n, c_n or None)."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_params(layer, direction)
+        if self.mode == "GRU":  # b_hh's n block is inside r * (W_hn h + b_hn): it stays with the recurrence
+            gx = F.linear(seq, w_ih, b_ih)
+            out, h = gru_layer_p.bind(gx, h, w_hh, *(() if b_hh is None else (b_hh,)))
+            return out, h, None
+        gx = F.linear(seq, w_ih, None if b_ih is None else b_ih + b_hh)
+        if self.mode == "LSTM":
+            return lstm_layer_p.bind(gx, h, c, w_hh, *(() if w_hr is None else (w_hr,)))
+        out, h = rnn_layer_p.bind(gx, h, w_hh, nonlinearity="tanh" if self.mode == "RNN_TANH" else "relu")
+        return out, h, None
+
+    def _run_steps(self, x, lengths, h0, c0):
+        """The stacked recurrence one step at a time, for sequences of several lengths (see the module
+        docstring): (output, h_n, c_n or None)."""
+        steps = x.shape[0]
+        directions = 2 if self.bidirectional else 1
+        lengths_t = tensor(lengths, dtype=int64)
+        time = arange(steps, dtype=int64).unsqueeze(1)
+        alive = (time < lengths_t.unsqueeze(0)).unsqueeze(-1)  # (T, B, 1)
+        rev = where(time < lengths_t, lengths_t - 1 - time, time)  # per-sequence reversal, (T, B)
         h_n, c_n = [], []
         layer_input = x
         for layer in range(self.num_layers):
@@ -190,7 +234,7 @@ class RNNBase(Module):
                 c = c0[idx] if c0 is not None else None
                 seq = layer_input
                 if direction == 1:
-                    seq = seq.gather(0, rev.unsqueeze(-1).expand(*seq.shape)) if variable else seq.flip(0)
+                    seq = seq.gather(0, rev.unsqueeze(-1).expand(*seq.shape))
                 gx = F.linear(seq, w_ih, b_ih)  # every step's input projection in one product
                 out_steps = []
                 for t in range(steps):
@@ -201,18 +245,14 @@ class RNNBase(Module):
                     else:
                         pre = gx[t] + F.linear(h, w_hh, b_hh)
                         h_new, c_new = (tanh(pre) if self.mode == "RNN_TANH" else relu(pre)), None
-                    if variable:
-                        keep = alive[t]
-                        out_steps.append(where(keep, h_new, 0.0))
-                        h = where(keep, h_new, h)
-                        if c is not None:
-                            c = where(keep, c_new, c)
-                    else:
-                        out_steps.append(h_new)
-                        h, c = h_new, c_new
+                    keep = alive[t]
+                    out_steps.append(where(keep, h_new, 0.0))
+                    h = where(keep, h_new, h)
+                    if c is not None:
+                        c = where(keep, c_new, c)
                 out = stack(out_steps, 0)
                 if direction == 1:
-                    out = out.gather(0, rev.unsqueeze(-1).expand(*out.shape)) if variable else out.flip(0)
+                    out = out.gather(0, rev.unsqueeze(-1).expand(*out.shape))
                 outs.append(out)
                 h_n.append(h)
                 if c is not None:
@@ -244,8 +284,9 @@ class RNNBase(Module):
         h_shape = (self.num_layers * directions, batch, real_hidden)
         c_shape = (self.num_layers * directions, batch, self.hidden_size)
         if hx is None:
-            h0 = zeros(h_shape, dtype=x.dtype, device=x.device)
-            c0 = zeros(c_shape, dtype=x.dtype, device=x.device) if is_lstm else None
+            # one zero state, shared by every layer and direction (indexed like the (L * D, B, H) tensors)
+            h0 = [zeros(h_shape[1:], dtype=x.dtype, device=x.device)] * h_shape[0]
+            c0 = [zeros(c_shape[1:], dtype=x.dtype, device=x.device)] * c_shape[0] if is_lstm else None
         else:
             h0, c0 = hx if is_lstm else (hx, None)
             if unbatched:
