@@ -47,7 +47,9 @@ from . import core
 from .core import staging
 from .core.array import aval as _aval
 from .core.primitive import new_main
-from .core.staging import ConcretizationTypeError, Executable, Jaxpr, JitTrace, JitTracer, Var, optimize
+from .core import matmul_p
+from .core.ops.shape import transpose_p
+from .core.staging import ConcretizationTypeError, Eqn, Executable, Jaxpr, JitTrace, JitTracer, Var, optimize
 from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.function import Function
@@ -462,14 +464,53 @@ def _trace(fn, args, kwargs, found, storages):
     ids = {id(t): k for k, t in enumerate(found.tensors)}
     e.grads = [(ids[id(t)], v is not None) for t, v in zip(grads, grad_vals)]
     if not autograd_path:
-        e.fwd = Executable(optimize(joint), ())
+        e.fwd = _program(joint)
         return e
     e.diff_in = [ids[id(t)] for t in diff_in]
     e.diff_out = diff_out
     e.bwd_has = [k for k, _ in in_grads]
     fwd, bwd, n_res = _partition(optimize(joint), len(invars), len(outvars))
-    e.fwd, e.bwd, e.n_res = Executable(fwd, ()), Executable(bwd, ()), n_res
+    e.fwd, e.bwd, e.n_res = _program(fwd), _program(bwd), n_res
     return e
+
+
+def _program(jaxpr):
+    """The Executable of a traced program: optimized, with transposed matmuls turned around."""
+    return Executable(optimize(_transposed_matmuls(optimize(jaxpr))), ())
+
+
+def _transposed_matmuls(jaxpr):
+    """transpose(matmul(a, b)) of 2-D arrays -> matmul(transpose(b), transpose(a)), a transpose of a transpose
+    being its input. A weight's gradient is such a transpose (the VJP of `x @ w.T`); computed directly, it
+    comes out C-ordered, so the parameter it updates keeps its layout and the next read of `w.T` is a view
+    rather than a copy."""
+    producer = {}
+    uses = collections.Counter()
+    for e in jaxpr.eqns:
+        for a in e.invars:
+            uses[id(a)] += 1
+        for v in e.outvars:
+            producer[id(v)] = e
+    for a in jaxpr.outvars:
+        uses[id(a)] += 1
+    eqns = []
+    for e in jaxpr.eqns:
+        m = producer.get(id(e.invars[0])) if e.prim is transpose_p and len(e.outvars[0].shape) == 2 else None
+        if m is None or m.prim is not matmul_p or uses[id(e.invars[0])] != 1 or \
+                any(len(a.shape) != 2 for a in m.invars):
+            eqns.append(e)
+            continue
+        swapped = []
+        for x in (m.invars[1], m.invars[0]):
+            inner = producer.get(id(x))
+            if inner is not None and inner.prim is transpose_p and len(x.shape) == 2:
+                swapped.append(inner.invars[0])
+            else:
+                t = Var(_aval(x.shape[::-1], x.dtype, x.device))
+                eqns.append(Eqn(transpose_p, [x], {"perm": (1, 0)}, [t]))
+                swapped.append(t)
+        eqns.append(Eqn(matmul_p, swapped, {}, e.outvars))
+    return Jaxpr(jaxpr.invars, eqns, jaxpr.outvars)
 
 
 def _partition(joint, n_in, n_fwd_out):
