@@ -46,6 +46,7 @@ import numpy as np
 from . import core
 from .core import staging
 from .core.array import aval as _aval
+from .core.array import make as _make
 from .core.primitive import new_main
 from .core import matmul_p
 from .core.ops.shape import transpose_p
@@ -548,7 +549,11 @@ def _land(e, found, storages, outs):
     n = e.n_ret
     for j, (k, bump) in enumerate(zip(e.mutated, e.bumps)):
         st = storages[k]
-        st.value = outs[n + j]
+        v = outs[n + j]
+        buf = v._buf
+        if type(buf) is np.ndarray and not buf.flags.c_contiguous:  # as eager's writeback: views read a C base
+            v = _make(np.ascontiguousarray(buf), v.shape, v.dtype, v.device)
+        st.value = v
         st.version.value += bump
     m = n + len(e.mutated)
     tensors = found.tensors
