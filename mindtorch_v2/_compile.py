@@ -38,6 +38,7 @@ import collections
 import copy
 import functools
 import logging
+import sys
 import types
 import warnings
 
@@ -382,10 +383,11 @@ class _Entry:
     outputs to the grads of the differentiable inputs."""
 
     __slots__ = ("fwd", "bwd", "template", "n_ret", "ret_rg", "mutated", "bumps", "grads", "diff_in",
-                 "diff_out", "n_res", "bwd_has", "source")
+                 "diff_out", "n_res", "bwd_has", "donating")
 
     def __init__(self):
         self.bwd = None
+        self.donating = None
 
 
 def _trace(fn, args, kwargs, found, storages):
@@ -466,6 +468,9 @@ def _trace(fn, args, kwargs, found, storages):
     e.grads = [(ids[id(t)], v is not None) for t, v in zip(grads, grad_vals)]
     if not autograd_path:
         e.fwd = _program(joint)
+        # the storages it overwrites (parameters, optimizer state, accumulated grads) may lend their buffers
+        # to the program's results, as an in-place update would; used per call when no one else holds them
+        e.donating = _program(joint, mutated) if mutated else None
         return e
     e.diff_in = [ids[id(t)] for t in diff_in]
     e.diff_out = diff_out
@@ -475,9 +480,17 @@ def _trace(fn, args, kwargs, found, storages):
     return e
 
 
-def _program(jaxpr):
+def _program(jaxpr, donated=()):
     """The Executable of a traced program: optimized, with transposed matmuls turned around."""
-    return Executable(optimize(_transposed_matmuls(optimize(jaxpr))), ())
+    return Executable(optimize(_transposed_matmuls(optimize(jaxpr))), donated)
+
+
+def _donatable(a):
+    """Whether a storage's value is ours alone to donate: the Array held by the storage and the caller's list
+    only (not shared with a clone, a saved tensor or the user), its buffer held by it alone and writable."""
+    buf = a._buf
+    return (type(buf) is np.ndarray and buf.flags.writeable and buf.base is None and sys.getrefcount(a) <= 4
+            and sys.getrefcount(buf) <= 3)  # (counting `buf` and the argument)
 
 
 def _transposed_matmuls(jaxpr):
@@ -567,7 +580,11 @@ def _land(e, found, storages, outs):
 
 
 def _run(e, found, storages):
-    outs = e.fwd([st.value for st in storages])
+    ins = [st.value for st in storages]
+    exe = e.fwd
+    if e.donating is not None and all(_donatable(ins[k]) for k in e.donating.donated):
+        exe = e.donating
+    outs = exe(ins)
     rets = [Tensor._from_value(v) for v in _land(e, found, storages, outs)]
     return _unflatten(e.template, iter(rets))
 

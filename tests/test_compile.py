@@ -513,3 +513,27 @@ def test_module_compile_in_place_and_optimized_module():
     m.compile()
     assert torch.equal(m(x), want) and counters["traces"] == 2
     assert torch.compile(m, disable=True) is m
+
+
+def test_buffers_lent_to_the_program_never_belong_to_a_clone_or_a_saved_tensor():
+    torch.manual_seed(0)
+    m = nn.Linear(4, 4)
+    opt = torch.optim.SGD(m.parameters(), lr=0.5)
+
+    @torch.compile
+    def step(x):
+        opt.zero_grad()
+        m(x).sum().backward()
+        opt.step()
+
+    x = torch.randn(2, 4)
+    step(x)
+    step(x)
+    clone = m.weight.clone()  # may share the immutable value copy-on-write
+    kept = clone.tolist()
+    pending = (m.weight * 2).sum()  # an eager graph saving the current value
+    step(x)
+    step(x)
+    assert clone.tolist() == kept and not torch.equal(clone, m.weight)
+    pending.backward()
+    assert m.weight.grad is not None
