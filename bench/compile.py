@@ -7,7 +7,10 @@ Cases and targets (ratio = compiled / peer):
   - tiny GPT training step (2 layers, 64 dims, AdamW)       peer: PyTorch eager      target <= 1.0x
   - MLP 784-512-512-10 SGD step, batch 16 and 128          peer: hand-written NumPy target <= 1.0x
 Without PyTorch installed the PyTorch-peer rows print our times alone. Best of repeats; the machine is
-shared, so run it more than once.
+shared, so run it more than once. On a loaded machine BLAS and PyTorch threads oversubscribe the cores and
+every column swings by 10x; compare single-threaded there:
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/compile.py
 """
 import math
 import os
