@@ -158,3 +158,4 @@ from .func import vmap  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401  (torch.distributions)
 from . import profiler  # noqa: E402,F401  (torch.profiler)
+from .compiler import compile  # noqa: E402,F401,A004  (torch.compile, after nn: OptimizedModule is a Module)

@@ -1,22 +1,27 @@
-"""torch.compiler: the checks and decorators libraries wrap around compiled regions.
+"""torch.compiler: compile, the checks code asks while being compiled, and the decorators around compiled regions.
 
-mindtorch_v2 runs eagerly and has no graph compiler, so nothing is ever being compiled or exported:
-`is_compiling()` and `is_exporting()` answer False, and the decorators return the function unchanged
-(which is what torch's do to the eager behaviour of a function).
+`torch.compile` traces eager code into the staging IR and runs it compiled (mindtorch_v2/_compile.py says
+how). `is_compiling()` answers True while that trace runs. `disable(fn)` keeps fn out of compiled code: a
+call to it inside a trace is a graph break, so the whole call runs eagerly (with a warning; under
+fullgraph=True it raises torch._dynamo.exc.Unsupported).
 """
+import functools
 
-__all__ = ["is_compiling", "is_dynamo_compiling", "is_exporting", "disable", "allow_in_graph",
+from . import _compile
+from ._dynamo.eval_frame import compile
+
+__all__ = ["compile", "is_compiling", "is_dynamo_compiling", "is_exporting", "disable", "allow_in_graph",
            "assume_constant_result", "reset"]
 
 
 def is_compiling():
-    """Return False: code here never runs under a graph compiler."""
-    return False
+    """True while torch.compile traces code."""
+    return _compile.is_compiling()
 
 
 def is_dynamo_compiling():
-    """Return False: there is no dynamo tracing."""
-    return False
+    """True while torch.compile traces code (the same trace plays dynamo's role)."""
+    return _compile.is_compiling()
 
 
 def is_exporting():
@@ -25,21 +30,34 @@ def is_exporting():
 
 
 def disable(fn=None, recursive=True, *, reason=None):
-    """Return fn unchanged (as a decorator, with or without arguments): it already runs eagerly."""
+    """fn kept out of compiled code (as a decorator, with or without arguments): called outside a trace it
+    runs as is; called inside one, the enclosing compiled call runs eagerly instead (a graph break)."""
     if fn is None:
-        return lambda f: f
-    return fn
+        return lambda f: disable(f, recursive, reason=reason)
+    if isinstance(fn, _compile.CompiledFunction):
+        fn = fn._fn
+
+    @functools.wraps(fn)
+    def eager_only(*args, **kwargs):
+        if _compile.is_compiling():
+            why = f" ({reason})" if reason else ""
+            raise _compile.GraphBreak(f"a call to {getattr(fn, '__qualname__', fn)!s}, which "
+                                      f"torch.compiler.disable keeps out of compiled code{why}")
+        return fn(*args, **kwargs)
+    eager_only._mt_compile_disabled = True
+    return eager_only
 
 
 def allow_in_graph(fn):
-    """Return fn unchanged: there is no graph to allow it in."""
+    """Return fn unchanged: its tensor ops are traced like any other code."""
     return fn
 
 
 def assume_constant_result(fn):
-    """Return fn unchanged: eager calls compute the result every time."""
+    """Return fn unchanged: a call inside a trace is traced (its tensor results are not baked in)."""
     return fn
 
 
 def reset():
-    """Clear compilation caches: there are none, so this does nothing."""
+    """Forget every compiled program and warning (torch._dynamo.reset / torch.compiler.reset)."""
+    _compile.reset()

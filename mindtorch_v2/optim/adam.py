@@ -38,11 +38,14 @@ class Adam(_GroupwiseOptimizer):
             grad = _descent_grad(p, grad, group, decoupled)
             exp_avg, exp_avg_sq = _update_moments(state, grad, beta1, beta2)
             bias_correction1 = 1 - beta1 ** step
-            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step) if type(step) is float else (1 - beta2 ** step).sqrt()
             if amsgrad:
                 max_sq = state["max_exp_avg_sq"]
                 max_sq.copy_(maximum(max_sq, exp_avg_sq))
                 denom = max_sq.sqrt() / bias_correction2_sqrt + eps
             else:
                 denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
-            p.add_(exp_avg / denom, alpha=-(lr / bias_correction1))
+            if type(step) is float:
+                p.add_(exp_avg / denom, alpha=-(lr / bias_correction1))
+            else:  # a traced step count (torch.compile): the same product, with the factor a tensor
+                p.add_(exp_avg / denom * -(lr / bias_correction1))

@@ -13,6 +13,8 @@ from ..eager.autograd.graph import RemovableHandle
 from ..eager.creation import full_like, tensor, zeros_like
 from ..eager.grad_mode import enable_grad, no_grad
 from ..eager.tensor import Tensor
+from ..core.dtypes import float64
+from .._compile import is_compiling
 
 
 class _RequiredParameter:
@@ -453,7 +455,11 @@ def _update_moments(state, grad, beta1, beta2):
 
 
 def _step_count(state):
-    """Increment the state's step tensor; return the new count as a float."""
+    """Increment the state's step tensor; return the new count as a float (as a float64 0-d tensor while
+    torch.compile traces, as torch's `_get_value` does, so the compiled program reads the count instead of
+    baking in one value: the arithmetic on it is then the same double-precision math)."""
     step_t = state["step"]
     step_t.add_(1)
+    if is_compiling():
+        return step_t.to(float64)
     return step_t.item()

@@ -457,7 +457,19 @@ class Module:
         return self._apply(lambda t: empty(tuple(t.shape), dtype=t.dtype, device=device))
 
     def compile(self, *args, **kwargs):
-        """A no-op: there is no compiler, the module keeps running eagerly."""
+        """Compile this module's forward in place (torch.compile's options): later calls run it compiled,
+        hooks around it still eager."""
+        from ..._compile import CompiledFunction  # noqa: PLC0415  (the compiler is loaded on first use)
+        forward = self.__dict__.get("forward")
+        if isinstance(forward, CompiledFunction):
+            forward = forward._fn
+        if forward is None:
+            forward = type(self).forward.__get__(self)
+        if args:
+            raise TypeError("Module.compile takes keyword arguments only (torch.compile's options)")
+        if kwargs.pop("disable", False):
+            return
+        object.__setattr__(self, "forward", CompiledFunction(forward, **kwargs))
 
     def _cast_float(self, dtype):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)

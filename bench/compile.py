@@ -1,0 +1,214 @@
+"""torch.compile: time per call of compiled programs beside our eager and a peer, in one table.
+
+    python bench/compile.py
+
+Cases and targets (ratio = compiled / peer):
+  - LSTM(32, 64) on (8, 20, 32), forward + backward        peer: PyTorch eager      target <= 1.0x
+  - tiny GPT training step (2 layers, 64 dims, AdamW)       peer: PyTorch eager      target <= 1.0x
+  - MLP 784-512-512-10 SGD step, batch 16 and 128          peer: hand-written NumPy target <= 1.0x
+Without PyTorch installed the PyTorch-peer rows print our times alone. Best of repeats; the machine is
+shared, so run it more than once. On a loaded machine BLAS and PyTorch threads oversubscribe the cores and
+every column swings by 10x; compare single-threaded there:
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/compile.py
+"""
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _timing import fmt, per_call  # noqa: E402
+
+import mindtorch_v2 as mt  # noqa: E402
+
+try:
+    import torch as real_torch
+except ImportError:
+    real_torch = None
+
+REPEAT = 7
+
+
+# ---------------------------------------------------------------------------
+# models, written once for any torch-like namespace
+
+
+def lstm_case(torch):
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(32, 64, batch_first=True)
+    x = torch.randn(8, 20, 32, requires_grad=True)
+
+    def run(module):
+        def call():
+            out, (h, c) = module(x)
+            (out.sum() + h.sum()).backward()
+        return call
+    return lstm, run
+
+
+def gpt_model(torch, vocab=128, d=64, T=32, layers=2, heads=4):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+            self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
+
+        def forward(self, x):
+            B, T_, C = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+            q, k, v = (t.view(B, T_, heads, C // heads).transpose(1, 2) for t in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(C // heads))
+            att = F.softmax(att.masked_fill(self.mask[:, :, :T_, :T_] == 0, float("-inf")), dim=-1)
+            x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(B, T_, C))
+            return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(T, d)
+            self.blocks = nn.ModuleList([Block() for _ in range(layers)])
+            self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+
+        def forward(self, idx):
+            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+            for b in self.blocks:
+                x = b(x)
+            return self.head(self.ln(x))
+
+    torch.manual_seed(0)
+    return GPT()
+
+
+def train_step(torch, model, opt):
+    F = torch.nn.functional
+
+    def step(x, y):
+        opt.zero_grad()
+        logits = model(x)
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def mlp_model(torch):
+    torch.manual_seed(0)
+    nn = torch.nn
+    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+
+
+class NumpyMLP:
+    """The MLP by hand: forward, backward and the SGD update in NumPy (the floor)."""
+
+    def __init__(self, weights, lr):
+        self.params = [(w.copy(), b.copy()) for w, b in weights]
+        self.lr = lr
+
+    def step(self, x, y):
+        acts = [x]
+        h = x
+        for i, (w, b) in enumerate(self.params):
+            h = h @ w.T + b
+            if i < len(self.params) - 1:
+                h = np.maximum(h, 0)
+            acts.append(h)
+        logits = acts[-1]
+        e = np.exp(logits - logits.max(1, keepdims=True))
+        p = e / e.sum(1, keepdims=True)
+        loss = -np.log(p[np.arange(len(y)), y]).mean()
+        g = p
+        g[np.arange(len(y)), y] -= 1
+        g /= len(y)
+        for i in reversed(range(len(self.params))):
+            w, b = self.params[i]
+            gw = g.T @ acts[i]
+            gb = g.sum(0)
+            if i:
+                g = (g @ w) * (acts[i] > 0)
+            w -= self.lr * gw
+            b -= self.lr * gb
+        return loss
+
+
+# ---------------------------------------------------------------------------
+
+
+def _time(fn, warm=3):
+    for _ in range(warm):
+        fn()
+    return per_call(fn, repeat=REPEAT)
+
+
+def main():
+    rows = []  # (case, our eager, our compiled, peer, peer name, target)
+    traces_before = mt._compile.counters["traces"]
+
+    lstm, run = lstm_case(mt)
+    eager = _time(run(lstm))
+    compiled = _time(run(mt.compile(lstm)))
+    peer = None
+    if real_torch is not None:
+        tl, trun = lstm_case(real_torch)
+        peer = _time(trun(tl))
+    rows.append(("LSTM(32,64) (8,20,32) fwd+bwd", eager, compiled, peer, "PyTorch", "1.0x"))
+
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 128, (8, 32))
+    tgt = rng.integers(0, 128, (8, 32))
+    times = []
+    for compile_it in (False, True):
+        model = gpt_model(mt)
+        step = train_step(mt, model, mt.optim.AdamW(model.parameters(), lr=1e-3))
+        step = mt.compile(step) if compile_it else step
+        x, y = mt.tensor(idx), mt.tensor(tgt)
+        times.append(_time(lambda: step(x, y)))
+    peer = None
+    if real_torch is not None:
+        tm = gpt_model(real_torch)
+        ts = train_step(real_torch, tm, real_torch.optim.AdamW(tm.parameters(), lr=1e-3))
+        tx, ty = real_torch.tensor(idx), real_torch.tensor(tgt)
+        peer = _time(lambda: ts(tx, ty))
+    rows.append(("tiny GPT step (2x64, AdamW, 8x32 tokens)", times[0], times[1], peer, "PyTorch", "1.0x"))
+
+    for batch in (16, 128):
+        x_np = rng.standard_normal((batch, 784)).astype(np.float32)
+        y_np = rng.integers(0, 10, batch)
+        times = []
+        for compile_it in (False, True):
+            model = mlp_model(mt)
+            step = train_step(mt, model, mt.optim.SGD(model.parameters(), lr=0.01))
+            step = mt.compile(step) if compile_it else step
+            x, y = mt.tensor(x_np), mt.tensor(y_np)
+            times.append(_time(lambda: step(x, y)))
+        weights = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy())
+                   for m in mlp_model(mt) if isinstance(m, mt.nn.Linear)]
+        ref = NumpyMLP(weights, 0.01)
+        floor = _time(lambda: ref.step(x_np, y_np))
+        rows.append((f"MLP 784-512-512-10 SGD step, batch {batch}", times[0], times[1], floor, "NumPy", "1.0x"))
+        if real_torch is not None:
+            tm = mlp_model(real_torch)
+            ts = train_step(real_torch, tm, real_torch.optim.SGD(tm.parameters(), lr=0.01))
+            tx, ty = real_torch.tensor(x_np), real_torch.tensor(y_np)
+            rows.append((f"  (PyTorch eager, batch {batch}, for reference)", None, _time(lambda: ts(tx, ty)),
+                         floor, "NumPy", ""))
+
+    print(f"torch.compile (best of {REPEAT}; ratio = compiled / peer; "
+          f"{'PyTorch ' + real_torch.__version__ if real_torch else 'PyTorch not installed'})")
+    print(f"{'case':48s} {'ours eager':>12s} {'compiled':>12s} {'peer':>12s} {'':7s} {'ratio':>7s} {'target':>7s}")
+    for case, eager, compiled, peer, who, target in rows:
+        e = fmt(eager) if eager is not None else ""
+        p = fmt(peer) if peer is not None else "-"
+        ratio = f"{compiled / peer:6.2f}x" if peer is not None else ""
+        print(f"{case:48s} {e:>12s} {fmt(compiled):>12s} {p:>12s} {who:7s} {ratio:>7s} {target:>7s}")
+    print(f"(programs traced: {mt._compile.counters['traces'] - traces_before})")
+
+
+if __name__ == "__main__":
+    main()

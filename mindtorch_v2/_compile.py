@@ -1,0 +1,779 @@
+"""torch.compile's machinery: eager code (Tensors, in-place ops, modules, autograd, optimizers) traced into the
+staging IR (core/staging.py) and run as an Executable, with guards deciding reuse.
+
+How one call runs (`CompiledFunction.__call__`):
+
+  1. discover the state the code reads: the call's tensor arguments, then what is reachable from the
+     arguments, the function's closure cells, the globals its code names and `self` of a bound method:
+     tensors, modules (parameters, buffers, tensor attributes), optimizers (params, `opt.state[p]` tensors)
+     and each leaf's `.grad`. Each tensor's storage is an input of the program, by position in this order;
+  2. the guard key: per tensor its geometry, dtype, device, requires_grad and leafness, the storage it
+     shares; the arguments' Python values, the optimizers' param_groups numbers, the modules' training
+     flags and grad mode. A known key runs its entry; a new one traces;
+  3. tracing lifts every discovered storage (its `value` becomes a JitTracer, restored afterwards even on
+     error), runs the function once with `is_compiling()` True and reads off, after it returns:
+       - the returned tensors' values;
+       - each lifted storage whose value changed (in-place ops, optimizer updates, grad accumulation):
+         an output written back into that storage on every call, its version bumped as eager did;
+       - each leaf whose `.grad` was replaced (`loss.backward()` on fresh grads, `zero_grad()`): the new
+         grad is an output set on the leaf on every call (or None);
+     and, when grad mode is on, an output requires grad and the code did not run backward itself, calls
+     `autograd.grad` on the traced outputs with traced cotangents inside the same trace (so the eager
+     tape's own rules, `detach`, `no_grad` regions and custom Functions all count) and splits the joint
+     program AOTAutograd-style into a forward (outputs + residuals) and a backward (residuals +
+     cotangents -> input grads). The outputs then carry one grad_fn whose backward runs the backward
+     program;
+  4. graph breaks run the call eagerly with a warning (once per cause), or raise Unsupported under
+     fullgraph=True: a concrete value needed (`.item()`, `bool()`, `int()`, numpy(), data-dependent
+     shapes), a draw of the global RNG (detected as a change of its state; eager then draws the same
+     numbers), `print`, a `torch.compiler.disable`d function, and any other error of the trace when the
+     eager run succeeds. A call that first creates optimizer state runs eagerly, once; the next traces.
+
+Known limits: Python-side effects of the traced code (attributes set on objects, lists appended to) happen
+once, at trace time; a tensor the code reads that is reachable from none of the roots above is baked in
+as a constant; double backward through a compiled region raises.
+"""
+import builtins
+import collections
+import copy
+import functools
+import logging
+import sys
+import types
+import warnings
+
+import numpy as np
+
+from . import core
+from .core import staging
+from .core.array import aval as _aval
+from .core.array import make as _make
+from .core.primitive import new_main
+from .core import matmul_p
+from .core.ops.shape import transpose_p
+from .core.staging import ConcretizationTypeError, Eqn, Executable, Jaxpr, JitTrace, JitTracer, Var, optimize
+from .eager import grad_mode
+from .eager.autograd.api import grad as _autograd_grad
+from .eager.autograd.function import Function
+from .eager.random_ops import default_generator
+from .eager.storage import BitcastStorage, DataStorage
+from .eager.tensor import Tensor
+
+__all__ = ["CompiledFunction", "GraphBreak", "is_compiling", "reset", "compile_callable", "counters"]
+
+_log = logging.getLogger("mindtorch_v2.compile")
+
+_tracing = [0]  # depth of compile traces in progress (is_compiling)
+_warned = set()  # (function name, cause) pairs already warned about
+_all_compiled = []  # weak references would do; the list is only walked by reset()
+
+counters = collections.Counter()  # "traces", "compiled_calls", "eager_calls", "graph_breaks" (torch._dynamo.utils.counters' role)
+
+
+def is_compiling():
+    """True while torch.compile traces code."""
+    return _tracing[0] > 0
+
+
+class GraphBreak(Exception):
+    """Raised inside a trace where it cannot proceed (a torch.compiler.disable'd function, print)."""
+
+
+class _NewState(Exception):
+    """The traced call created optimizer state: run it eagerly, trace again next call."""
+
+
+def reset():
+    """Forget every compiled program (torch._dynamo.reset)."""
+    for fn in _all_compiled:
+        fn._cache.clear()
+        fn._n_traces = 0
+    _warned.clear()
+    counters.clear()
+
+
+# ---------------------------------------------------------------------------
+# discovery: the tensors, modules and optimizers a call reads
+
+
+def _is_module(obj):
+    d = getattr(obj, "__dict__", None)
+    return d is not None and "_parameters" in d and "_modules" in d and "_buffers" in d
+
+
+def _is_optimizer(obj):
+    d = getattr(obj, "__dict__", None)
+    return d is not None and "param_groups" in d and "state" in d and isinstance(d["param_groups"], list)
+
+
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+
+
+class _Found:
+    """What one call reads: tensors in discovery order (unique), leaves whose .grad is tracked, modules and
+    optimizers (for their flags and state), and the Python constants the trace depends on."""
+
+    __slots__ = ("tensors", "ids", "leaves", "modules", "optimizers", "seen")
+
+    def __init__(self):
+        self.tensors = []
+        self.ids = set()
+        self.leaves = []
+        self.modules = []
+        self.optimizers = []
+        self.seen = set()
+
+    def tensor(self, t):
+        if id(t) in self.ids:
+            return
+        self.ids.add(id(t))
+        self.tensors.append(t)
+        if t._rg and t._grad_fn is None:
+            self.leaves.append(t)
+            g = t._grad
+            if g is not None:
+                self.tensor(g)
+
+    def walk(self, obj, depth=0):
+        if isinstance(obj, Tensor):
+            self.tensor(obj)
+            return
+        if type(obj) in _SCALARS or depth > 6:
+            return
+        key = id(obj)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        if type(obj) in (list, tuple) or isinstance(obj, (list, tuple)):
+            for v in obj:
+                self.walk(v, depth + 1)
+        elif isinstance(obj, dict):
+            for v in obj.values():
+                self.walk(v, depth + 1)
+        elif _is_module(obj):
+            self.module(obj)
+        elif _is_optimizer(obj):
+            self.optimizer(obj)
+        elif isinstance(obj, CompiledFunction):
+            self.function(obj._fn, depth + 1)
+        elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
+            self.function(obj, depth + 1)
+
+    def module(self, m):
+        self.modules.append(m)
+        d = m.__dict__
+        for p in d["_parameters"].values():
+            if p is not None:
+                self.tensor(p)
+        for b in d["_buffers"].values():
+            if b is not None:
+                self.tensor(b)
+        for k, v in d.items():  # tensors kept as plain attributes (masks, tables)
+            if isinstance(v, Tensor):
+                self.tensor(v)
+        for sub in d["_modules"].values():
+            if sub is not None and id(sub) not in self.seen:
+                self.seen.add(id(sub))
+                self.module(sub)
+
+    def optimizer(self, opt):
+        self.optimizers.append(opt)
+        for group in opt.param_groups:
+            for p in group["params"]:
+                self.tensor(p)
+        for group in opt.param_groups:
+            for p in group["params"]:
+                st = opt.state.get(p)
+                if st:
+                    for v in st.values():
+                        if isinstance(v, Tensor):
+                            self.tensor(v)
+
+    def function(self, fn, depth):
+        if isinstance(fn, functools.partial):
+            self.walk(fn.func, depth)
+            self.walk(fn.args, depth)
+            self.walk(fn.keywords, depth)
+            return
+        if isinstance(fn, types.MethodType):
+            self.walk(fn.__self__, depth)
+            fn = fn.__func__
+        if not isinstance(fn, types.FunctionType) or depth > 3:
+            return
+        for cell in fn.__closure__ or ():
+            try:
+                self.walk(cell.cell_contents, depth)
+            except ValueError:  # an empty cell
+                pass
+        g = fn.__globals__
+        for name in fn.__code__.co_names:
+            v = g.get(name)
+            if v is None or isinstance(v, (types.ModuleType, type)) or type(v) in _SCALARS:
+                continue
+            self.walk(v, depth)
+
+
+def _hashable(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        if isinstance(v, (list, tuple)):
+            return tuple(_hashable(x) for x in v)
+        if isinstance(v, dict):
+            return tuple((k, _hashable(x)) for k, x in v.items())
+        return (type(v), id(v))
+
+
+def _arg_key(obj):
+    """The Python values of the call's arguments the trace depends on (tensors stand as their type)."""
+    if isinstance(obj, Tensor):
+        return Tensor
+    if type(obj) in _SCALARS:
+        return (type(obj), obj)
+    if isinstance(obj, (list, tuple)):
+        return (type(obj), tuple(_arg_key(v) for v in obj))
+    if isinstance(obj, dict):
+        return (dict, tuple((k, _arg_key(v)) for k, v in obj.items()))
+    if isinstance(obj, core.dtypes.DType) or isinstance(obj, core.Device):
+        return obj
+    return (type(obj), id(obj))
+
+
+def _storage(t):
+    st = t._storage
+    while type(st) is DataStorage or type(st) is BitcastStorage:
+        st = st.target
+    return st
+
+
+def _guard_key(found, args, kwargs):
+    """The key of this call's program, and the distinct storages (the program's inputs) in order."""
+    storages = []
+    st_index = {}
+    sig = []
+    for t in found.tensors:
+        st = _storage(t)
+        k = st_index.get(id(st))
+        if k is None:
+            k = st_index[id(st)] = len(storages)
+            storages.append(st)
+        v = st.value
+        sig.append((k, type(v), v.shape, v.dtype, v.device, type(t._storage), t._shape, t._strides, t._offset,
+                    t._rg, t._grad_fn is None, t._grad is None, t._base is None))
+    flags = tuple(m.training for m in found.modules)
+    groups = tuple(tuple((k, _hashable(v)) for k, v in g.items() if k != "params")
+                   for opt in found.optimizers for g in opt.param_groups)
+    state = tuple(tuple(tuple((k, None if isinstance(v, Tensor) else _hashable(v)) for k, v in opt.state[p].items())
+                        if p in opt.state else None
+                        for g in opt.param_groups for p in g["params"])
+                  for opt in found.optimizers)
+    key = (grad_mode.is_grad_enabled(), _arg_key(args), _arg_key(kwargs), tuple(sig), flags, groups, state)
+    return key, storages
+
+
+# ---------------------------------------------------------------------------
+# tracing
+
+
+class _Snapshot:
+    """What a trace may change and must give back: storage values and versions, each tensor's autograd
+    fields, the optimizers' state dicts and param_groups, the global RNG."""
+
+    def __init__(self, found, storages):
+        self.values = [st.value for st in storages]
+        self.versions = [st.version.value for st in storages]
+        self.fields = [(t, t._grad_fn, t._output_nr, t._rg, t._grad, t._view_version, t._base)
+                       for t in found.tensors]
+        self.opt_state = [(opt, {k: dict(v) for k, v in opt.state.items()}) for opt in found.optimizers]
+        self.groups = [[{k: v for k, v in g.items()} for g in opt.param_groups] for opt in found.optimizers]
+        mt = default_generator._mt.state
+        self.rng = (mt, default_generator._normal, default_generator._normal_float, default_generator._fresh)
+
+    def rng_changed(self):
+        now = default_generator._mt.state["state"]
+        before = self.rng[0]["state"]
+        return (int(now["pos"]) != int(before["pos"]) or not np.array_equal(now["key"], before["key"])
+                or default_generator._normal is not self.rng[1])
+
+    def state_changed(self):
+        for opt, saved in self.opt_state:
+            if len(opt.state) != len(saved):
+                return True
+            for k, v in opt.state.items():
+                old = saved.get(k)
+                if old is None or old.keys() != v.keys() or any(old[n] is not v[n] for n in v):
+                    return True
+        return False
+
+    def groups_changed(self, found):
+        return any(len(opt.param_groups) != len(saved) or any(
+            g.keys() != s.keys() or any(g[k] is not s[k] and g[k] != s[k] for k in g)
+            for g, s in zip(opt.param_groups, saved)) for opt, saved in zip(found.optimizers, self.groups))
+
+    def restore(self, storages):
+        for st, v, n in zip(storages, self.values, self.versions):
+            st.value = v
+            st.version.value = n
+        for t, fn, nr, rg, g, vv, base in self.fields:
+            t._grad_fn, t._output_nr, t._rg, t._grad, t._view_version, t._base = fn, nr, rg, g, vv, base
+        for opt, saved in self.opt_state:
+            for k in [k for k in opt.state if k not in saved]:
+                del opt.state[k]
+            for k, v in saved.items():
+                d = opt.state[k]
+                d.clear()
+                d.update(v)
+        mt, normal, normal_float, fresh = self.rng
+        default_generator._mt.state = mt
+        default_generator._normal, default_generator._normal_float, default_generator._fresh = \
+            normal, normal_float, fresh
+
+
+def _no_print(*args, **kwargs):
+    raise GraphBreak("print() inside compiled code")
+
+
+def _flatten(obj, leaves):
+    """A template of a result with its tensors taken out into `leaves` (tuples, lists, dicts, namedtuples)."""
+    if isinstance(obj, Tensor):
+        leaves.append(obj)
+        return _Leaf
+    if isinstance(obj, tuple):
+        items = [_flatten(v, leaves) for v in obj]
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items) if type(obj) is not tuple \
+            else tuple(items)
+    if isinstance(obj, list):
+        return [_flatten(v, leaves) for v in obj]
+    if isinstance(obj, dict):
+        return type(obj)((k, _flatten(v, leaves)) for k, v in obj.items())
+    return obj
+
+
+class _LeafType:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<tensor>"
+
+
+_Leaf = _LeafType()
+
+
+def _unflatten(template, it):
+    if template is _Leaf:
+        return next(it)
+    if isinstance(template, tuple):
+        items = [_unflatten(v, it) for v in template]
+        if hasattr(template, "_fields"):
+            return type(template)(*items)
+        return tuple(items) if type(template) is tuple else type(template)(items)
+    if isinstance(template, list):
+        return [_unflatten(v, it) for v in template]
+    if isinstance(template, dict):
+        return type(template)((k, _unflatten(v, it)) for k, v in template.items())
+    return template
+
+
+class _Entry:
+    """One compiled signature: the program(s) and how their outputs land.
+
+    outputs of `fwd` (in order): the returned tensors' values, the new values of mutated storages, the new
+    grads; then (autograd path) the residuals. `bwd` maps residuals + cotangents of the differentiable
+    outputs to the grads of the differentiable inputs."""
+
+    __slots__ = ("fwd", "bwd", "template", "n_ret", "ret_rg", "mutated", "bumps", "grads", "diff_in",
+                 "diff_out", "n_res", "bwd_has", "donating")
+
+    def __init__(self):
+        self.bwd = None
+        self.donating = None
+
+
+def _trace(fn, args, kwargs, found, storages):
+    """The _Entry of fn on this call's state (raises GraphBreak, _NewState or the trace's own error)."""
+    snap = _Snapshot(found, storages)
+    leaves = found.leaves
+    # differentiable inputs: leaves and non-leaves requiring grad are made leaves for the trace, so the
+    # traced backward stops at the compiled region's boundary
+    grad_on = grad_mode.is_grad_enabled()
+    diff_in = [t for t in found.tensors if t._rg] if grad_on else []
+    with new_main(JitTrace) as main:
+        trace = main.trace
+        invars = [Var(_aval(v.shape, v.dtype, v.device)) for v in snap.values]
+        tracers = [JitTracer(main, v) for v in invars]
+        saved_print = builtins.print
+        _tracing[0] += 1
+        try:
+            for st, tr in zip(storages, tracers):
+                st.value = tr
+            for t in diff_in:
+                t._grad_fn, t._base = None, None
+            builtins.print = _no_print
+            result = fn(*args, **kwargs)
+            builtins.print = saved_print
+            if snap.rng_changed():
+                raise GraphBreak("a random op draws from the global generator (the compiled program would "
+                                 "replay one draw)")
+            if snap.state_changed():
+                raise _NewState()
+            if snap.groups_changed(found):
+                raise GraphBreak("the code changes optimizer param_groups (a Python-side effect)")
+            returned = []
+            template = _flatten(result, returned)
+            ret_vals = [t._value() for t in returned]
+            ret_rg = [t._rg for t in returned]
+            mutated = [k for k, (st, tr) in enumerate(zip(storages, tracers)) if st.value is not tr]
+            mut_vals = [storages[k].value for k in mutated]
+            bumps = [storages[k].version.value - snap.versions[k] for k in mutated]
+            grads = []
+            for t, f in zip(found.tensors, snap.fields):
+                if t._rg and f[1] is None and f[3] and t._grad is not f[4]:  # a leaf whose .grad was replaced
+                    grads.append(t)
+            grad_vals = [None if t._grad is None else t._grad._value() for t in grads]
+            grad_storages = {id(_storage(f[4])) for f in snap.fields if f[4] is not None}
+            backward_ran = bool(grads) or any(id(storages[k]) in grad_storages for k in mutated)
+            diff_out = [i for i, (t, rg) in enumerate(zip(returned, ret_rg)) if rg and t.dtype.category >= core.dtypes.FLOAT]
+            autograd_path = grad_on and diff_out and diff_in and not backward_ran
+            ct_vars, in_grads = [], []
+            if autograd_path:
+                if any(storages[k] is _storage(t) for t in diff_in for k in mutated):
+                    raise GraphBreak("an in-place update of a tensor that requires grad, with autograd across "
+                                     "the compiled boundary")
+                ct_vars = [Var(_aval(ret_vals[i].shape, ret_vals[i].dtype, ret_vals[i].device)) for i in diff_out]
+                cts = [Tensor._from_value(JitTracer(main, v)) for v in ct_vars]
+                with grad_mode.enable_grad():
+                    gs = _autograd_grad([returned[i] for i in diff_out], diff_in, grad_outputs=cts,
+                                        allow_unused=True)
+                in_grads = [(k, g._value()) for k, g in enumerate(gs) if g is not None]
+
+            def atom(x):
+                if type(x) is JitTracer and x._main is main:
+                    return x.var
+                if isinstance(x, core.Tracer):
+                    raise GraphBreak("the code closes over a value traced by an outer transform")
+                return trace.literal(x)
+
+            outvars = [atom(v) for v in ret_vals + mut_vals] + [atom(v) for v in grad_vals if v is not None]
+            joint = Jaxpr(invars + ct_vars, trace.eqns, outvars + [atom(g) for _, g in in_grads])
+        finally:
+            builtins.print = saved_print
+            _tracing[0] -= 1
+            snap.restore(storages)
+    counters["traces"] += 1
+    e = _Entry()
+    e.template, e.n_ret, e.ret_rg = template, len(ret_vals), ret_rg
+    e.mutated, e.bumps = mutated, bumps
+    ids = {id(t): k for k, t in enumerate(found.tensors)}
+    e.grads = [(ids[id(t)], v is not None) for t, v in zip(grads, grad_vals)]
+    if not autograd_path:
+        e.fwd = _program(joint)
+        # the storages it overwrites (parameters, optimizer state, accumulated grads) may lend their buffers
+        # to the program's results, as an in-place update would; used per call when no one else holds them
+        e.donating = _program(joint, mutated) if mutated else None
+        return e
+    e.diff_in = [ids[id(t)] for t in diff_in]
+    e.diff_out = diff_out
+    e.bwd_has = [k for k, _ in in_grads]
+    fwd, bwd, n_res = _partition(optimize(joint), len(invars), len(outvars))
+    e.fwd, e.bwd, e.n_res = _program(fwd), _program(bwd), n_res
+    return e
+
+
+def _program(jaxpr, donated=()):
+    """The Executable of a traced program: optimized, with transposed matmuls turned around."""
+    return Executable(optimize(_transposed_matmuls(optimize(jaxpr))), donated)
+
+
+def _donatable(a):
+    """Whether a storage's value is ours alone to donate: the Array held by the storage and the caller's list
+    only (not shared with a clone, a saved tensor or the user), its buffer held by it alone and writable."""
+    buf = a._buf
+    return (type(buf) is np.ndarray and buf.flags.writeable and buf.base is None and sys.getrefcount(a) <= 4
+            and sys.getrefcount(buf) <= 3)  # (counting `buf` and the argument)
+
+
+def _transposed_matmuls(jaxpr):
+    """transpose(matmul(a, b)) of 2-D arrays -> matmul(transpose(b), transpose(a)), a transpose of a transpose
+    being its input. A weight's gradient is such a transpose (the VJP of `x @ w.T`); computed directly, it
+    comes out C-ordered, so the parameter it updates keeps its layout and the next read of `w.T` is a view
+    rather than a copy."""
+    producer = {}
+    uses = collections.Counter()
+    for e in jaxpr.eqns:
+        for a in e.invars:
+            uses[id(a)] += 1
+        for v in e.outvars:
+            producer[id(v)] = e
+    for a in jaxpr.outvars:
+        uses[id(a)] += 1
+    eqns = []
+    for e in jaxpr.eqns:
+        m = producer.get(id(e.invars[0])) if e.prim is transpose_p and len(e.outvars[0].shape) == 2 else None
+        if m is None or m.prim is not matmul_p or uses[id(e.invars[0])] != 1 or \
+                any(len(a.shape) != 2 for a in m.invars):
+            eqns.append(e)
+            continue
+        swapped = []
+        for x in (m.invars[1], m.invars[0]):
+            inner = producer.get(id(x))
+            if inner is not None and inner.prim is transpose_p and len(x.shape) == 2:
+                swapped.append(inner.invars[0])
+            else:
+                t = Var(_aval(x.shape[::-1], x.dtype, x.device))
+                eqns.append(Eqn(transpose_p, [x], {"perm": (1, 0)}, [t]))
+                swapped.append(t)
+        eqns.append(Eqn(matmul_p, swapped, {}, e.outvars))
+    return Jaxpr(jaxpr.invars, eqns, jaxpr.outvars)
+
+
+def _partition(joint, n_in, n_fwd_out):
+    """Split a joint program (inputs: primals then cotangents; outputs: forward outputs then grads) into
+    fwd(primals) -> forward outputs + residuals and bwd(residuals + cotangents) -> grads. An equation is the
+    backward's when it reads a cotangent, directly or through another backward equation."""
+    primal_vars, ct_vars = joint.invars[:n_in], joint.invars[n_in:]
+    tainted = {id(v) for v in ct_vars}
+    fwd_eqns, bwd_eqns = [], []
+    for e in joint.eqns:
+        if any(id(a) in tainted for a in e.invars):
+            bwd_eqns.append(e)
+            tainted.update(id(v) for v in e.outvars)
+        else:
+            fwd_eqns.append(e)
+    fwd_defined = {id(v) for v in primal_vars}
+    fwd_defined.update(id(v) for e in fwd_eqns for v in e.outvars)
+    residuals = {}
+    for atoms in list(e.invars for e in bwd_eqns) + [joint.outvars[n_fwd_out:]]:
+        for a in atoms:
+            if type(a) is Var and id(a) in fwd_defined:
+                residuals.setdefault(id(a), a)
+    residuals = list(residuals.values())
+    fwd = optimize(Jaxpr(primal_vars, fwd_eqns, joint.outvars[:n_fwd_out] + residuals))
+    bwd = optimize(Jaxpr(residuals + ct_vars, bwd_eqns, joint.outvars[n_fwd_out:]))
+    return fwd, bwd, len(residuals)
+
+
+# ---------------------------------------------------------------------------
+# running an entry
+
+
+def _land(e, found, storages, outs):
+    """Write the mutated storages and new grads of one run; return the returned tensors' values."""
+    n = e.n_ret
+    for j, (k, bump) in enumerate(zip(e.mutated, e.bumps)):
+        st = storages[k]
+        v = outs[n + j]
+        buf = v._buf
+        if type(buf) is np.ndarray and not buf.flags.c_contiguous:  # as eager's writeback: views read a C base
+            v = _make(np.ascontiguousarray(buf), v.shape, v.dtype, v.device)
+        st.value = v
+        st.version.value += bump
+    m = n + len(e.mutated)
+    tensors = found.tensors
+    for k, has in e.grads:
+        if has:
+            tensors[k]._grad = Tensor._from_value(outs[m])
+            m += 1
+        else:
+            tensors[k]._grad = None
+    return outs[:n]
+
+
+def _run(e, found, storages):
+    ins = [st.value for st in storages]
+    exe = e.fwd
+    if e.donating is not None and all(_donatable(ins[k]) for k in e.donating.donated):
+        exe = e.donating
+    outs = exe(ins)
+    rets = [Tensor._from_value(v) for v in _land(e, found, storages, outs)]
+    return _unflatten(e.template, iter(rets))
+
+
+class _Region(Function):
+    """The autograd node of a compiled region: forward runs the forward program, backward the backward one."""
+
+    @staticmethod
+    def forward(ctx, e, found, storages, *diff_tensors):
+        outs = e.fwd([st.value for st in storages])
+        n_fwd = len(outs) - e.n_res
+        ctx.residuals = outs[n_fwd:]
+        ctx.entry = e
+        rets = [Tensor._from_value(v) for v in _land(e, found, storages, outs[:n_fwd])]
+        ctx.mark_non_differentiable(*[t for i, t in enumerate(rets) if i not in set(e.diff_out)])
+        return tuple(rets)
+
+    @staticmethod
+    def backward(ctx, *gs):
+        if grad_mode.is_grad_enabled():
+            raise RuntimeError("torch.compile: double backward (create_graph=True) through a compiled region is "
+                               "not supported; call the function uncompiled for higher-order gradients")
+        e = ctx.entry
+        res = ctx.residuals
+        if res is None:
+            raise RuntimeError("Trying to backward through the graph a second time (or directly access saved "
+                               "tensors after they have already been freed). Specify retain_graph=True if you "
+                               "need to backward through the graph a second time.")
+        cts = [gs[i]._value() for i in e.diff_out]
+        outs = e.bwd(list(res) + cts)
+        grads = [None] * len(e.diff_in)
+        for k, g in zip(e.bwd_has, outs):
+            grads[k] = Tensor._from_value(g)
+        return (None, None, None, *grads)
+
+
+def _run_autograd(e, found, storages):
+    diff = [found.tensors[k] for k in e.diff_in]
+    rets = _Region.apply(e, found, storages, *diff)
+    return _unflatten(e.template, iter(rets))
+
+
+# ---------------------------------------------------------------------------
+# the compiled callable
+
+
+_EAGER = "eager"  # a cache entry: this signature runs eagerly (its cause was warned about)
+
+_BREAKS = (ConcretizationTypeError, GraphBreak, IndexError, RuntimeError)
+
+
+def _cause(exc):
+    if isinstance(exc, ConcretizationTypeError):
+        return f"a traced tensor's concrete value is needed ({str(exc).split(' needs', 1)[0]})"
+    if isinstance(exc, GraphBreak):
+        return str(exc)
+    msg = str(exc)
+    if "boolean mask" in msg or "concrete" in msg:
+        return "a data-dependent shape (boolean mask, nonzero)"
+    if "numpy()" in msg or "traced" in msg:
+        return "a traced tensor converted to numpy or Python"
+    return None
+
+
+class CompiledFunction:
+    """What torch.compile returns for a function: calls trace, cache per guard key and run compiled."""
+
+    def __init__(self, fn, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None):
+        self._fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.backend = backend
+        self.mode = mode
+        self.options = options
+        self._cache = collections.OrderedDict()
+        self._n_traces = 0
+        self._limit_warned = False
+        self.__wrapped__ = fn
+        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+            try:
+                setattr(self, attr, getattr(fn, attr))
+            except AttributeError:
+                pass
+        _all_compiled.append(self)
+
+    def __repr__(self):
+        return f"<compiled {getattr(self._fn, '__qualname__', self._fn)!r}>"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def _options(self):
+        return dict(fullgraph=self.fullgraph, dynamic=self.dynamic, backend=self.backend, mode=self.mode,
+                    options=self.options)
+
+    def __deepcopy__(self, memo):  # a copied module gets its own compiled forward, traced afresh
+        return CompiledFunction(copy.deepcopy(self._fn, memo), **self._options())
+
+    def __reduce__(self):
+        return (_rebuild, (self._fn, self._options()))
+
+    def _name(self):
+        return getattr(self._fn, "__qualname__", repr(self._fn))
+
+    def _break(self, cause, exc=None):
+        """A graph break: raise under fullgraph, else warn once per cause."""
+        counters["graph_breaks"] += 1
+        if self.fullgraph:
+            from ._dynamo.exc import Unsupported  # noqa: PLC0415  (the exception type torch users catch)
+            raise Unsupported(f"torch.compile(fullgraph=True): graph break in {self._name()}: {cause}") from exc
+        if (self._name(), cause) not in _warned:
+            _warned.add((self._name(), cause))
+            warnings.warn(f"torch.compile: {self._name()} runs eagerly: {cause}", UserWarning, stacklevel=4)
+
+    def _eager(self, args, kwargs):
+        counters["eager_calls"] += 1
+        return self._fn(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        if _tracing[0]:
+            return self._fn(*args, **kwargs)  # inside another compiled function's trace: inline
+        found = _Found()
+        found.walk(args)
+        found.walk(kwargs)
+        found.walk(self._fn, 1)
+        key, storages = _guard_key(found, args, kwargs)
+        if any(type(st.value) is not core.Array for st in storages):
+            return self._fn(*args, **kwargs)  # under a torch.func transform: run as plain code
+        entry = self._cache.get(key)
+        if entry is None:
+            if self._n_traces >= _recompile_limit():
+                if not self._limit_warned:
+                    self._limit_warned = True
+                    warnings.warn(f"torch.compile: {self._name()} hit the recompile limit ({_recompile_limit()}, "
+                                  "torch._dynamo.config.recompile_limit); new signatures run eagerly. Last change: "
+                                  f"{_what_changed(next(reversed(self._cache)), key) if self._cache else '?'}",
+                                  UserWarning, stacklevel=2)
+                return self._eager(args, kwargs)
+            try:
+                entry = _trace(self._fn, args, kwargs, found, storages)
+            except _NewState:
+                return self._eager(args, kwargs)  # the first step creates optimizer state: eager, then trace
+            except _BREAKS as exc:
+                cause = _cause(exc)
+                if cause is None:  # an error of the code itself, or a trace limit: eager decides
+                    out = self._eager(args, kwargs)
+                    cause = f"the trace failed ({type(exc).__name__}: {exc})"
+                    self._break(cause, exc)
+                    self._cache[key] = _EAGER
+                    return out
+                self._break(cause, exc)
+                self._cache[key] = _EAGER
+                return self._eager(args, kwargs)
+            except Exception as exc:  # noqa: BLE001  (a genuine error is raised again by the eager run)
+                out = self._eager(args, kwargs)
+                self._break(f"the trace failed ({type(exc).__name__}: {exc})", exc)
+                self._cache[key] = _EAGER
+                return out
+            self._n_traces += 1
+            self._cache[key] = entry
+            _log.info("torch.compile: traced %s (%d)", self._name(), self._n_traces)
+        elif entry is _EAGER:
+            return self._eager(args, kwargs)
+        counters["compiled_calls"] += 1
+        if entry.bwd is not None:
+            return _run_autograd(entry, found, storages)
+        return _run(entry, found, storages)
+
+
+def _rebuild(fn, options):
+    return CompiledFunction(fn, **options)
+
+
+def _recompile_limit():
+    from ._dynamo import config  # noqa: PLC0415  (read per trace: users set it at any time)
+    return config.recompile_limit
+
+
+def _what_changed(prev, key):
+    names = ("grad mode", "positional arguments' values", "keyword arguments' values", "tensor shapes, dtypes, "
+             "requires_grad or layout", "module training flags", "optimizer param_groups", "optimizer state")
+    for name, a, b in zip(names, prev, key):
+        if a != b:
+            return name
+    return "unknown"
+
+
+def compile_callable(fn, **options):
+    """The compiled form of a callable (a function, a bound method)."""
+    return CompiledFunction(fn, **options)

@@ -1,0 +1,539 @@
+"""torch.compile: compiled results, grads and trained parameters equal eager's; graph breaks fall back to
+eager with a warning (or raise under fullgraph); guards trace again when what the program assumed changes."""
+import copy
+import math
+import warnings
+
+import pytest
+
+import mindtorch_v2 as torch
+import mindtorch_v2.nn.functional as F
+from mindtorch_v2 import nn
+from mindtorch_v2._compile import counters
+from mindtorch_v2._dynamo.exc import Unsupported
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    torch.compiler.reset()
+    yield
+    torch.compiler.reset()
+
+
+def _no_warnings():
+    return warnings.catch_warnings(record=True)
+
+
+def _equal_all(a, b):
+    return all(torch.equal(x, y) for x, y in zip(a, b)) and len(list(a)) == len(list(b))
+
+
+# ---------------------------------------------------------------------------
+# the compiled path is taken and gives eager's numbers
+
+
+def test_a_function_is_traced_once_and_then_runs_compiled():
+    def f(x, y):
+        return (x * y).sin() + x.exp() / 2
+
+    cf = torch.compile(f)
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    with _no_warnings() as w:
+        for _ in range(3):
+            assert torch.equal(cf(x, y), f(x, y))
+    assert not w
+    assert counters["traces"] == 1 and counters["compiled_calls"] == 3 and counters["eager_calls"] == 0
+
+
+def test_the_decorator_form_and_returned_structure():
+    @torch.compile(fullgraph=True)
+    def f(x):
+        return {"a": x + 1, "b": (x * 2, 7)}
+
+    out = f(torch.ones(2))
+    assert torch.equal(out["a"], torch.full((2,), 2.0)) and out["b"][1] == 7 and torch.equal(out["b"][0], 2 * torch.ones(2))
+
+
+def test_in_place_updates_of_inputs_are_written_back_with_eager_versions():
+    def g(x, buf):
+        x.mul_(2)
+        buf[1:].add_(x[:2])
+        return x + 1
+
+    a, abuf = torch.ones(3), torch.zeros(3)
+    b, bbuf = torch.ones(3), torch.zeros(3)
+    cg = torch.compile(g)
+    for _ in range(3):
+        r1, r2 = g(a, abuf), cg(b, bbuf)
+        assert torch.equal(r1, r2) and torch.equal(a, b) and torch.equal(abuf, bbuf)
+    assert (a._version, abuf._version) == (b._version, bbuf._version)
+    assert counters["traces"] == 1
+
+
+def test_a_view_argument_sharing_storage_with_another_argument():
+    def g(x, v):
+        v.add_(1)
+        return x.sum()
+
+    base1, base2 = torch.zeros(4), torch.zeros(4)
+    cg = torch.compile(g)
+    assert torch.equal(g(base1, base1[:2]), cg(base2, base2[:2]))
+    assert torch.equal(base1, base2)
+
+
+def test_autograd_across_the_compiled_boundary_gives_eager_grads():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    cm = torch.compile(m)
+    x = torch.randn(5, 4, requires_grad=True)
+    out = cm(x)
+    assert out.grad_fn is not None and out.requires_grad
+    (out ** 2).sum().backward()
+    got = [x.grad.clone()] + [p.grad.clone() for p in m.parameters()]
+    x.grad = None
+    m.zero_grad()
+    (m(x) ** 2).sum().backward()
+    want = [x.grad] + [p.grad for p in m.parameters()]
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(got, want))
+
+
+def test_autograd_through_a_non_leaf_input_and_detach_inside():
+    w = torch.randn(3, requires_grad=True)
+
+    def f(h):
+        return h * h.detach() + h.sin()
+
+    cf = torch.compile(f)
+    cf(w * 2).sum().backward()
+    got = w.grad.clone()
+    w.grad = None
+    f(w * 2).sum().backward()
+    assert torch.allclose(got, w.grad)
+
+
+def test_double_backward_through_a_compiled_region_raises():
+    x = torch.randn(3, requires_grad=True)
+    y = torch.compile(lambda t: (t ** 3).sum())(x)
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch.autograd.grad(y, x, create_graph=True)
+
+
+def test_no_grad_calls_trace_a_program_without_backward():
+    m = nn.Linear(3, 2)
+    cm = torch.compile(m)
+    x = torch.randn(4, 3)
+    with torch.no_grad():
+        out = cm(x)
+    assert out.grad_fn is None and torch.equal(out, m(x).detach())
+    assert cm(x).grad_fn is not None  # grad mode is a guard: a second program
+    assert counters["traces"] == 2
+
+
+# ---------------------------------------------------------------------------
+# training steps: parameters after several steps equal eager's
+
+
+def _train(make_model, make_opt, make_batch, compiled, steps=4):
+    torch.manual_seed(0)
+    model = make_model()
+    opt = make_opt(model.parameters())
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    fn = torch.compile(step) if compiled else step
+    torch.manual_seed(1)
+    losses = [fn(*make_batch()).item() for _ in range(steps)]
+    return losses, [t.clone() for t in model.state_dict().values()], opt
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 5))
+
+
+def _mlp_batch():
+    return torch.randn(16, 20), torch.randint(0, 5, (16,))
+
+
+@pytest.mark.parametrize("make_opt", [
+    lambda p: torch.optim.SGD(p, lr=0.1),
+    lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
+    lambda p: torch.optim.Adam(p, lr=1e-2),
+    lambda p: torch.optim.AdamW(p, lr=1e-2, weight_decay=0.1),
+], ids=["sgd", "sgd-nesterov", "adam", "adamw"])
+def test_mlp_training_equals_eager(make_opt):
+    l1, p1, _ = _train(_mlp, make_opt, _mlp_batch, False)
+    l2, p2, _ = _train(_mlp, make_opt, _mlp_batch, True)
+    assert l1 == l2 and _equal_all(p1, p2)
+    # the first step creates optimizer state (momentum, Adam moments) and runs eagerly; the rest compiled
+    assert counters["compiled_calls"] >= 3
+
+
+def test_conv_net_with_batchnorm_training_equals_eager():
+    def make():
+        return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(8 * 4 * 4, 10))
+
+    def batch():
+        return torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,))
+
+    def opt(p):
+        return torch.optim.SGD(p, lr=0.05, momentum=0.9)
+
+    l1, p1, _ = _train(make, opt, batch, False)
+    l2, p2, _ = _train(make, opt, batch, True)  # running stats and num_batches_tracked included
+    assert l1 == l2 and _equal_all(p1, p2)
+    assert counters["compiled_calls"] == 3
+
+
+def test_lstm_forward_and_backward_equal_eager():
+    torch.manual_seed(0)
+    lstm = nn.LSTM(8, 16, batch_first=True)
+    x = torch.randn(3, 5, 8, requires_grad=True)
+    out, (h, c) = torch.compile(lstm)(x)
+    ref, (hr, cr) = lstm(x)
+    assert torch.allclose(out, ref, atol=1e-6) and torch.allclose(c, cr, atol=1e-6)
+    (out.sum() + h.sum()).backward()
+    got = [x.grad.clone()] + [p.grad.clone() for p in lstm.parameters()]
+    x.grad = None
+    lstm.zero_grad()
+    (ref.sum() + hr.sum()).backward()
+    want = [x.grad] + [p.grad for p in lstm.parameters()]
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(got, want))
+    assert counters["compiled_calls"] == 1
+
+
+class _Block(nn.Module):
+    def __init__(self, d, heads, T):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+        self.heads = heads
+        self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = F.softmax(att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf")), dim=-1)
+        x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyGPT(nn.Module):
+    def __init__(self, vocab=50, d=32, T=8, layers=2):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(T, d)
+        self.blocks = nn.ModuleList([_Block(d, 4, T) for _ in range(layers)])
+        self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.ln(x)).flatten(0, 1)
+
+
+def test_tiny_gpt_training_with_adamw_equals_eager():
+    def batch():
+        return torch.randint(0, 50, (2, 8)), torch.randint(0, 50, (16,))
+
+    def opt(p):
+        return torch.optim.AdamW(p, lr=1e-3)
+
+    l1, p1, _ = _train(TinyGPT, opt, batch, False)
+    l2, p2, _ = _train(TinyGPT, opt, batch, True)
+    assert l1 == l2 and _equal_all(p1, p2)
+    assert counters["traces"] == 1 and counters["compiled_calls"] == 3
+
+
+def test_grads_accumulate_across_compiled_calls_without_zero_grad():
+    torch.manual_seed(0)
+    m1 = nn.Linear(3, 1)
+    m2 = copy.deepcopy(m1)
+
+    def mk(m):
+        def step(x):
+            m(x).sum().backward()
+        return step
+
+    s1, s2 = mk(m1), torch.compile(mk(m2))
+    for _ in range(3):
+        x = torch.randn(4, 3)
+        s1(x)
+        s2(x)
+    assert torch.allclose(m1.weight.grad, m2.weight.grad) and torch.allclose(m1.bias.grad, m2.bias.grad)
+
+
+# ---------------------------------------------------------------------------
+# graph breaks: eager with a warning (once per cause), Unsupported under fullgraph
+
+
+def _breaks(fn, *args, match):
+    ref = fn(*args)
+    cf = torch.compile(fn)
+    with pytest.warns(UserWarning, match=match):
+        got = cf(*args)
+    with _no_warnings() as w:
+        warnings.simplefilter("always")
+        again = cf(*args)  # the signature is remembered as eager: no second trace, no second warning
+    assert not [x for x in w if "torch.compile" in str(x.message)]
+    with pytest.raises(Unsupported):
+        torch.compile(fn, fullgraph=True)(*args)
+    return ref, got, again
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x * x.sum().item(),
+    lambda x: x * 2 if bool(x.sum() > 0) else x,
+    lambda x: x * float(x.max()),
+], ids=["item", "bool", "float"])
+def test_concrete_values_are_graph_breaks(fn):
+    ref, got, again = _breaks(fn, torch.randn(4), match="concrete value")
+    assert torch.equal(ref, got) and torch.equal(ref, again)
+
+
+@pytest.mark.parametrize("fn", [lambda x: x[x > 0].sum(), lambda x: x.nonzero().float().sum()],
+                         ids=["mask", "nonzero"])
+def test_data_dependent_shapes_are_graph_breaks(fn):
+    ref, got, _ = _breaks(fn, torch.randn(6), match="data-dependent|concrete")
+    assert torch.equal(ref, got)
+
+
+def test_print_and_numpy_are_graph_breaks(capsys):
+    def p(x):
+        print("value", x)
+        return x + 1
+
+    ref, got, _ = _breaks(p, torch.ones(2), match="print")
+    assert torch.equal(ref, got)
+    assert capsys.readouterr().out.count("value") == 3  # every eager run printed, the traces did not
+    ref, got, _ = _breaks(lambda x: torch.tensor(x.numpy() * 2), torch.ones(2), match="numpy")
+    assert torch.equal(ref, got)
+
+
+def test_random_ops_fall_back_and_keep_the_random_stream_of_eager():
+    def f(x):
+        return F.dropout(x, 0.5, training=True) + torch.randn(4)
+
+    torch.manual_seed(3)
+    want = [f(torch.ones(4)) for _ in range(3)]
+    cf = torch.compile(f)
+    torch.manual_seed(3)
+    with pytest.warns(UserWarning, match="random"):
+        got = [cf(torch.ones(4)) for _ in range(3)]
+    assert all(torch.equal(a, b) for a, b in zip(want, got))
+    assert counters["traces"] == 0
+
+
+def test_dropout_in_eval_mode_compiles():
+    m = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    m.eval()
+    cm = torch.compile(m)
+    x = torch.randn(2, 4)
+    with _no_warnings() as w:
+        warnings.simplefilter("always")
+        assert torch.equal(cm(x), m(x))
+    assert not [x for x in w if "torch.compile" in str(x.message)]
+    assert counters["traces"] == 1
+    m.train()  # the training flag is a guard: dropout now draws, so this signature runs eagerly
+    torch.manual_seed(0)
+    want = m(x)
+    torch.manual_seed(0)
+    with pytest.warns(UserWarning, match="random"):
+        assert torch.equal(cm(x), want)
+
+
+def test_a_disabled_function_inside_compiled_code_runs_the_call_eagerly():
+    calls = []
+
+    @torch.compiler.disable
+    def log(x):
+        calls.append(x.sum().item())
+        return x
+
+    def f(x):
+        return log(x * 2) + 1
+
+    cf = torch.compile(f)
+    with pytest.warns(UserWarning, match="disable"):
+        out = cf(torch.ones(3))
+    assert torch.equal(out, torch.full((3,), 3.0)) and calls == [6.0]
+    assert log(torch.ones(2)) is not None and calls[-1] == 2.0  # outside compiled code: runs as is
+    with pytest.raises(Unsupported, match="disable"):
+        torch.compile(f, fullgraph=True)(torch.ones(3))
+
+
+def test_a_failed_trace_leaves_parameters_grads_and_state_untouched():
+    torch.manual_seed(0)
+    m = nn.Linear(3, 3)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    before = [p.clone() for p in m.parameters()]
+    versions = [p._version for p in m.parameters()]
+
+    def step(x):
+        loss = m(x).sum()
+        loss.backward()
+        opt.step()
+        if loss.item() > 1e9:  # a graph break after the update was traced
+            return None
+        return loss
+
+    m2 = copy.deepcopy(m)
+    opt2 = torch.optim.SGD(m2.parameters(), lr=0.1)
+
+    def ref_step(x):
+        loss = m2(x).sum()
+        loss.backward()
+        opt2.step()
+        return loss
+
+    x = torch.randn(2, 3)
+    with pytest.warns(UserWarning, match="concrete"):
+        torch.compile(step)(x)
+    ref_step(x)
+    # exactly one (eager) update happened, with eager's version bumps and grads
+    assert all(torch.equal(p, q) for p, q in zip(m.parameters(), m2.parameters()))
+    assert not all(torch.equal(p, b) for p, b in zip(m.parameters(), before))
+    assert [p._version for p in m.parameters()] == [v + 1 for v in versions]
+    assert all(torch.equal(p.grad, q.grad) for p, q in zip(m.parameters(), m2.parameters()))
+
+
+def test_fullgraph_error_is_a_runtime_error_of_dynamo():
+    assert issubclass(Unsupported, RuntimeError)
+    assert torch._dynamo.exc.Unsupported is Unsupported
+
+
+# ---------------------------------------------------------------------------
+# guards
+
+
+def test_shape_dtype_and_requires_grad_changes_trace_again():
+    cf = torch.compile(lambda x: x * 2 + 1)
+    cf(torch.ones(3))
+    cf(torch.ones(3))
+    assert counters["traces"] == 1
+    cf(torch.ones(4))
+    cf(torch.ones(3, dtype=torch.float64))
+    out = cf(torch.ones(3, requires_grad=True))
+    assert out.requires_grad and counters["traces"] == 4
+
+
+def test_python_arguments_are_guarded_constants():
+    cf = torch.compile(lambda x, k: x * k)
+    assert torch.equal(cf(torch.ones(2), 2), torch.full((2,), 2.0))
+    assert torch.equal(cf(torch.ones(2), 3), torch.full((2,), 3.0))
+    assert counters["traces"] == 2
+
+
+def test_learning_rate_changes_are_guarded():
+    torch.manual_seed(0)
+    m = nn.Linear(2, 1, bias=False)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+
+    @torch.compile
+    def step(x):
+        opt.zero_grad()
+        m(x).sum().backward()
+        opt.step()
+
+    x = torch.ones(1, 2)
+    w0 = m.weight.clone()
+    step(x)
+    step(x)
+    assert torch.allclose(m.weight, w0 - 0.2)
+    opt.param_groups[0]["lr"] = 1.0
+    step(x)
+    assert torch.allclose(m.weight, w0 - 1.2)
+    assert counters["traces"] == 3  # (no grads yet, grads present) at lr 0.1, then lr 1.0
+
+
+def test_parameters_are_inputs_so_replacing_one_needs_no_constant_baked_in():
+    m = nn.Linear(2, 2)
+    cm = torch.compile(m)
+    x = torch.randn(3, 2)
+    cm(x)
+    with torch.no_grad():
+        m.weight.copy_(torch.zeros(2, 2))
+    assert torch.equal(cm(x), m(x))
+    m.weight = nn.Parameter(torch.ones(2, 2))
+    assert torch.equal(cm(x), m(x))
+
+
+def test_too_many_recompiles_warn_and_run_eagerly():
+    cf = torch.compile(lambda x: x + 1)
+    limit = torch._dynamo.config.recompile_limit
+    for n in range(1, limit + 1):
+        cf(torch.ones(n))
+    with pytest.warns(UserWarning, match="recompile limit"):
+        out = cf(torch.ones(limit + 1))
+    assert torch.equal(out, torch.full((limit + 1,), 2.0)) and counters["traces"] == limit
+
+
+# ---------------------------------------------------------------------------
+# the torch.compiler surface
+
+
+def test_is_compiling_is_true_only_while_tracing():
+    seen = []
+
+    def f(x):
+        seen.append(torch.compiler.is_compiling())
+        return x + 1
+
+    cf = torch.compile(f)
+    cf(torch.ones(1))
+    cf(torch.ones(1))
+    assert seen == [True] and not torch.compiler.is_compiling() and not torch._dynamo.is_compiling()
+
+
+def test_reset_forgets_compiled_programs():
+    cf = torch.compile(lambda x: x - 1)
+    cf(torch.ones(2))
+    torch._dynamo.reset()
+    cf(torch.ones(2))
+    assert counters["traces"] == 1  # (reset also cleared the counters)
+
+
+def test_module_compile_in_place_and_optimized_module():
+    torch.manual_seed(0)
+    m = nn.Linear(3, 2)
+    x = torch.randn(4, 3)
+    want = m(x)
+    om = torch.compile(m)
+    assert isinstance(om, torch._dynamo.OptimizedModule) and om._orig_mod is m
+    assert om.weight is m.weight and list(om.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+    assert torch.equal(om(x), want)
+    m.compile()
+    assert torch.equal(m(x), want) and counters["traces"] == 2
+    assert torch.compile(m, disable=True) is m
+
+
+def test_buffers_lent_to_the_program_never_belong_to_a_clone_or_a_saved_tensor():
+    torch.manual_seed(0)
+    m = nn.Linear(4, 4)
+    opt = torch.optim.SGD(m.parameters(), lr=0.5)
+
+    @torch.compile
+    def step(x):
+        opt.zero_grad()
+        m(x).sum().backward()
+        opt.step()
+
+    x = torch.randn(2, 4)
+    step(x)
+    step(x)
+    clone = m.weight.clone()  # may share the immutable value copy-on-write
+    kept = clone.tolist()
+    pending = (m.weight * 2).sum()  # an eager graph saving the current value
+    step(x)
+    step(x)
+    assert clone.tolist() == kept and not torch.equal(clone, m.weight)
+    pending.backward()
+    assert m.weight.grad is not None
