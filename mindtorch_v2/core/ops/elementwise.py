@@ -7,6 +7,7 @@ and binds.
 import math
 
 import numpy as np
+import scipy.special as _sc
 
 from .. import dtypes as dt
 from ..array import Array, ArrayBase
@@ -106,11 +107,10 @@ def _stable_sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
-_erf_scalar = np.frompyfunc(math.erf, 1, 1)  # numpy has no erf; math.erf is exact to float64
-
-
 def _erf(x):
-    return np.asarray(_erf_scalar(x), dtype=x.dtype)  # asarray: a 0-d input gives a python float
+    # numpy has no erf: scipy's ufunc (a compiled loop, ~100x the speed of math.erf per element); float16 is
+    # computed in float32 and rounded, asarray makes a 0-d result an array
+    return np.asarray(_sc.erf(x), dtype=x.dtype)
 
 
 def _quiet(np_fn):
