@@ -45,13 +45,10 @@ import warnings
 import numpy as np
 
 from . import core
-from .core import staging
 from .core.array import aval as _aval
 from .core.array import make as _make
 from .core.primitive import new_main
-from .core import matmul_p
-from .core.ops.shape import transpose_p
-from .core.staging import ConcretizationTypeError, Eqn, Executable, Jaxpr, JitTrace, JitTracer, Var, optimize
+from .core.staging import ConcretizationTypeError, Executable, Jaxpr, JitTrace, JitTracer, Var, optimize, partition
 from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.function import Function
@@ -393,7 +390,6 @@ class _Entry:
 def _trace(fn, args, kwargs, found, storages):
     """The _Entry of fn on this call's state (raises GraphBreak, _NewState or the trace's own error)."""
     snap = _Snapshot(found, storages)
-    leaves = found.leaves
     # differentiable inputs: leaves and non-leaves requiring grad are made leaves for the trace, so the
     # traced backward stops at the compiled region's boundary
     grad_on = grad_mode.is_grad_enabled()
@@ -475,14 +471,14 @@ def _trace(fn, args, kwargs, found, storages):
     e.diff_in = [ids[id(t)] for t in diff_in]
     e.diff_out = diff_out
     e.bwd_has = [k for k, _ in in_grads]
-    fwd, bwd, n_res = _partition(optimize(joint), len(invars), len(outvars))
+    fwd, bwd, n_res = partition(optimize(joint), len(invars), len(outvars))
     e.fwd, e.bwd, e.n_res = _program(fwd), _program(bwd), n_res
     return e
 
 
 def _program(jaxpr, donated=()):
-    """The Executable of a traced program: optimized, with transposed matmuls turned around."""
-    return Executable(optimize(_transposed_matmuls(optimize(jaxpr))), donated)
+    """The Executable of a traced program, optimized."""
+    return Executable(optimize(jaxpr), donated)
 
 
 def _donatable(a):
@@ -491,66 +487,6 @@ def _donatable(a):
     buf = a._buf
     return (type(buf) is np.ndarray and buf.flags.writeable and buf.base is None and sys.getrefcount(a) <= 4
             and sys.getrefcount(buf) <= 3)  # (counting `buf` and the argument)
-
-
-def _transposed_matmuls(jaxpr):
-    """transpose(matmul(a, b)) of 2-D arrays -> matmul(transpose(b), transpose(a)), a transpose of a transpose
-    being its input. A weight's gradient is such a transpose (the VJP of `x @ w.T`); computed directly, it
-    comes out C-ordered, so the parameter it updates keeps its layout and the next read of `w.T` is a view
-    rather than a copy."""
-    producer = {}
-    uses = collections.Counter()
-    for e in jaxpr.eqns:
-        for a in e.invars:
-            uses[id(a)] += 1
-        for v in e.outvars:
-            producer[id(v)] = e
-    for a in jaxpr.outvars:
-        uses[id(a)] += 1
-    eqns = []
-    for e in jaxpr.eqns:
-        m = producer.get(id(e.invars[0])) if e.prim is transpose_p and len(e.outvars[0].shape) == 2 else None
-        if m is None or m.prim is not matmul_p or uses[id(e.invars[0])] != 1 or \
-                any(len(a.shape) != 2 for a in m.invars):
-            eqns.append(e)
-            continue
-        swapped = []
-        for x in (m.invars[1], m.invars[0]):
-            inner = producer.get(id(x))
-            if inner is not None and inner.prim is transpose_p and len(x.shape) == 2:
-                swapped.append(inner.invars[0])
-            else:
-                t = Var(_aval(x.shape[::-1], x.dtype, x.device))
-                eqns.append(Eqn(transpose_p, [x], {"perm": (1, 0)}, [t]))
-                swapped.append(t)
-        eqns.append(Eqn(matmul_p, swapped, {}, e.outvars))
-    return Jaxpr(jaxpr.invars, eqns, jaxpr.outvars)
-
-
-def _partition(joint, n_in, n_fwd_out):
-    """Split a joint program (inputs: primals then cotangents; outputs: forward outputs then grads) into
-    fwd(primals) -> forward outputs + residuals and bwd(residuals + cotangents) -> grads. An equation is the
-    backward's when it reads a cotangent, directly or through another backward equation."""
-    primal_vars, ct_vars = joint.invars[:n_in], joint.invars[n_in:]
-    tainted = {id(v) for v in ct_vars}
-    fwd_eqns, bwd_eqns = [], []
-    for e in joint.eqns:
-        if any(id(a) in tainted for a in e.invars):
-            bwd_eqns.append(e)
-            tainted.update(id(v) for v in e.outvars)
-        else:
-            fwd_eqns.append(e)
-    fwd_defined = {id(v) for v in primal_vars}
-    fwd_defined.update(id(v) for e in fwd_eqns for v in e.outvars)
-    residuals = {}
-    for atoms in list(e.invars for e in bwd_eqns) + [joint.outvars[n_fwd_out:]]:
-        for a in atoms:
-            if type(a) is Var and id(a) in fwd_defined:
-                residuals.setdefault(id(a), a)
-    residuals = list(residuals.values())
-    fwd = optimize(Jaxpr(primal_vars, fwd_eqns, joint.outvars[:n_fwd_out] + residuals))
-    bwd = optimize(Jaxpr(residuals + ct_vars, bwd_eqns, joint.outvars[n_fwd_out:]))
-    return fwd, bwd, len(residuals)
 
 
 # ---------------------------------------------------------------------------

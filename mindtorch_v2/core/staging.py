@@ -44,12 +44,13 @@ from .devices import meta as _meta
 from .ops.creation import asarray
 from .array import constant as _constant
 from .ops.elementwise import cast_p, div_p, logical_and_p, logical_or_p, mul_p, neg_p, pow_p, sub_p, where_p
+from .ops.linalg import matmul_p
 from .ops.shape import broadcast_to_p, reshape_p, transpose_p
 from .primitive import Trace, Tracer, new_main
 from .pytree import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "make_jaxpr", "Jaxpr", "Var", "Literal", "Eqn", "ConcretizationTypeError", "RecompileWarning",
-           "eval_jaxpr"]
+           "eval_jaxpr", "optimize", "partition", "vjp_jaxprs", "trace_flat", "Executable"]
 
 _log = logging.getLogger("mindtorch_v2.jit")
 
@@ -367,8 +368,14 @@ def _strength_reduced(e, ins):
 
 
 def optimize(jaxpr):
-    """A smaller equivalent Jaxpr: constants folded, identities dropped, common subexpressions merged,
-    dead equations removed."""
+    """A smaller, faster equivalent Jaxpr: constants folded, identities dropped, common subexpressions
+    merged, dead equations removed, transposed matrix products turned around."""
+    jaxpr = _simplify(jaxpr)
+    turned = _transposed_matmuls(jaxpr)
+    return jaxpr if turned is None else _simplify(turned)
+
+
+def _simplify(jaxpr):
     env = {}        # id(var) -> the atom that replaces it
     seen = {}       # (prim, input ids, params) -> outvars
     producer = {}   # id(var) -> the equation that made it (for neg(neg(x)))
@@ -422,6 +429,42 @@ def optimize(jaxpr):
             live.update(id(a) for a in e.invars)
     kept.reverse()
     return Jaxpr(jaxpr.invars, kept, outvars)
+
+
+def _transposed_matmuls(jaxpr):
+    """(None when there is none) transpose(matmul(a, b)) of 2-D arrays -> matmul(transpose(b), transpose(a)), a transpose of a transpose
+    being its input. A weight's gradient is such a transpose (the VJP of `x @ w.T`); computed directly, it
+    comes out C-ordered, so the parameter it updates keeps its layout and the next read of `w.T` is a view
+    rather than a copy."""
+    producer = {}
+    uses = collections.Counter()
+    for e in jaxpr.eqns:
+        for a in e.invars:
+            uses[id(a)] += 1
+        for v in e.outvars:
+            producer[id(v)] = e
+    for a in jaxpr.outvars:
+        uses[id(a)] += 1
+    eqns = []
+    changed = False
+    for e in jaxpr.eqns:
+        m = producer.get(id(e.invars[0])) if e.prim is transpose_p and len(e.outvars[0].shape) == 2 else None
+        if m is None or m.prim is not matmul_p or uses[id(e.invars[0])] != 1 or \
+                any(len(a.shape) != 2 for a in m.invars):
+            eqns.append(e)
+            continue
+        swapped = []
+        for x in (m.invars[1], m.invars[0]):
+            inner = producer.get(id(x))
+            if inner is not None and inner.prim is transpose_p and len(x.shape) == 2:
+                swapped.append(inner.invars[0])
+            else:
+                t = Var(_aval(x.shape[::-1], x.dtype, x.device))
+                eqns.append(Eqn(transpose_p, [x], {"perm": (1, 0)}, [t]))
+                swapped.append(t)
+        eqns.append(Eqn(matmul_p, swapped, {}, e.outvars))
+        changed = True
+    return Jaxpr(jaxpr.invars, eqns, jaxpr.outvars) if changed else None
 
 
 def _size(v):
@@ -943,9 +986,16 @@ def vjp_jaxprs(f, avals):
         joint = Jaxpr(primal_vars + ct_vars, trace.eqns, [atom(o) for o in outs] + [atom(g) for g in grads])
     if any(not lit.concrete for lit in joint.literals):
         raise TypeError("vjp_jaxprs: f closes over a tracer of an outer transform; pass that value as an input")
-    joint = optimize(joint)
+    fwd, bwd, _ = partition(optimize(joint), len(primal_vars), len(outs))
     n_out = len(outs)
-    # the backward: every equation reading a cotangent, directly or through another backward equation
+    return fwd, bwd, n_out
+
+
+def partition(joint, n_in, n_fwd_out):
+    """Split a joint program (inputs: primals then cotangents; outputs: forward outputs then grads) into
+    fwd(primals) -> forward outputs + residuals and bwd(residuals + cotangents) -> grads. An equation is the
+    backward's when it reads a cotangent, directly or through another backward equation."""
+    primal_vars, ct_vars = joint.invars[:n_in], joint.invars[n_in:]
     tainted = {id(v) for v in ct_vars}
     fwd_eqns, bwd_eqns = [], []
     for e in joint.eqns:
@@ -954,15 +1004,14 @@ def vjp_jaxprs(f, avals):
             tainted.update(id(v) for v in e.outvars)
         else:
             fwd_eqns.append(e)
-    # residuals: forward variables (primal inputs included) the backward reads
     fwd_defined = {id(v) for v in primal_vars}
     fwd_defined.update(id(v) for e in fwd_eqns for v in e.outvars)
     residuals = {}
-    for atoms in itertools.chain((e.invars for e in bwd_eqns), (joint.outvars[n_out:],)):
+    for atoms in list(e.invars for e in bwd_eqns) + [joint.outvars[n_fwd_out:]]:
         for a in atoms:
             if type(a) is Var and id(a) in fwd_defined:
                 residuals.setdefault(id(a), a)
     residuals = list(residuals.values())
-    fwd = optimize(Jaxpr(primal_vars, fwd_eqns, joint.outvars[:n_out] + residuals))
-    bwd = optimize(Jaxpr(residuals + ct_vars, bwd_eqns, joint.outvars[n_out:]))
-    return fwd, bwd, n_out
+    fwd = optimize(Jaxpr(primal_vars, fwd_eqns, joint.outvars[:n_fwd_out] + residuals))
+    bwd = optimize(Jaxpr(residuals + ct_vars, bwd_eqns, joint.outvars[n_fwd_out:]))
+    return fwd, bwd, len(residuals)
