@@ -5,6 +5,9 @@ import threading
 class _State(threading.local):
     enabled = True     # class attributes: each thread starts from these defaults
     inference = False
+    # enabled and not inference, kept in step by _set_modes: the eager hot path reads this one flag to know
+    # both that it records and that its results are normal (not inference) tensors
+    recording = True
 
 
 _state = _State()
@@ -15,7 +18,14 @@ def is_grad_enabled():
 
 
 def _set(enabled):
-    _state.enabled = bool(enabled)
+    _set_modes(bool(enabled), _state.inference)
+
+
+def _set_modes(enabled, inference):
+    state = _state
+    state.enabled = enabled
+    state.inference = inference
+    state.recording = enabled and not inference
 
 
 def is_inference_mode_enabled():
@@ -112,12 +122,10 @@ class inference_mode(_Mode):
         self.prev = is_grad_enabled()
         self.prev_inf = is_inference_mode_enabled()
         if self.mode:
-            _set(False)
-            _state.inference = True
+            _set_modes(False, True)
         else:  # inference_mode(False) inside an inference region: tensors made here are normal ones
-            _state.inference = False
+            _set_modes(self.prev, False)
 
     def __exit__(self, *exc):
-        _set(self.prev)
-        _state.inference = self.prev_inf
+        _set_modes(self.prev, self.prev_inf)
         return False
