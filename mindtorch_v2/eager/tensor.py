@@ -21,7 +21,7 @@ from . import grad_mode
 from . import profiler_hooks as _profiler_hooks
 from .autograd.graph import AccumulateGrad
 from .autograd import saved_hooks as _saved_hooks
-from .autograd.graph import HookedSaved, Node, Saved
+from .autograd.graph import HookedSaved, Node, Saved, new_node
 from .grad_mode import _state
 from .printing import _format
 from .storage import DataStorage, Storage
@@ -148,7 +148,7 @@ def _record(prim, params, args, vals, out, inference):
         for v in vals:
             specs.append((v.shape, v.dtype, v.device))
     if not prim.multiple_results:
-        node = Node(prim, params, edges, saved, specs, ((out.shape, out.dtype, out.device),))
+        node = new_node(prim, params, edges, saved, specs, ((out.shape, out.dtype, out.device),))
         if out.dtype.category >= _FLOAT:  # floating and complex outputs carry gradients
             t = _new_tensor(Tensor, out, inference, node, 0)
         else:
@@ -157,7 +157,7 @@ def _record(prim, params, args, vals, out, inference):
             node.out_saved = [_hooked(hooks, t, (None, 0), True) if hooks is not None
                               else Saved(out, t._storage.version, 0, (None, 0), True)]
         return t
-    node = Node(prim, params, edges, saved, specs, tuple((o.shape, o.dtype, o.device) for o in out))
+    node = new_node(prim, params, edges, saved, specs, tuple((o.shape, o.dtype, o.device) for o in out))
     results = []
     for k, o in enumerate(out):
         if o.dtype.category >= _FLOAT:

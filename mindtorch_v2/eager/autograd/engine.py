@@ -45,12 +45,17 @@ def _check_saved(node, saved, own_output=False):
 
 
 def _rule_args(node, create_graph, Tensor):
-    """(out, primals) for the node's rules: saved values (Tensors with history under create_graph)."""
+    """(out, primals) for the node's rules: saved values (Tensors with history under create_graph), and
+    bufferless avals for the inputs the rules read only the shape and dtype of."""
     if node.freed and (node.prim.vjp_reads or node.out_saved is not None):
         raise RuntimeError(FREED_MSG)
-    primals = list(node.avals)
+    primals = []
+    for spec in node.in_specs:
+        primals.append(None if spec is None else _aval(spec[0], spec[1], spec[2]))
     for i, s in node.saved.items():
-        _check_saved(node, s)
+        counter = s.counter
+        if counter is not None and counter.value != s.version:
+            _check_saved(node, s)
         primals[i] = Tensor._snapshot(s.value, s.edge, s.requires_grad) if create_graph else s.value
     out = None
     if node.out_saved is not None:
@@ -60,6 +65,9 @@ def _rule_args(node, create_graph, Tensor):
             outs.append(Tensor._snapshot(s.value, (node, k), True) if create_graph else s.value)
         out = tuple(outs) if node.prim.multiple_results else outs[0]
     return out, primals
+
+
+_aval = core.aval
 
 
 def _add(a, b):
@@ -126,10 +134,11 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate):
         key = id(node)
         if key not in nodes:
             nodes[key] = node
-            ct[key] = [None] * _n_outputs(node)
+            ct[key] = [None] * node.n_outputs
             heapq.heappush(heap, (-node.seq, key))
         slot = ct[key]
-        slot[nr] = _add(slot[nr], g)
+        prev = slot[nr]
+        slot[nr] = g if prev is None else _add(prev, g)
 
     for edge, g in zip(roots, grads):
         push(edge, g)
@@ -165,10 +174,6 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate):
     return None
 
 
-def _n_outputs(node):
-    return 1 if type(node) is graph.AccumulateGrad else node.n_outputs
-
-
 def _as_tensor(g, Tensor):
     return g if isinstance(g, Tensor) else Tensor._from_value(g)
 
@@ -193,14 +198,14 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor, _timed=False):
     if create_graph and not isinstance(g, (Tensor, tuple)):
         g = Tensor._from_value(g)
     rules = prim.vjp
+    params = node.params
     grads_in = []
     for i, edge in enumerate(node.next_functions):
-        if edge[0] is None:
+        rule = None if edge[0] is None else rules[i]
+        if rule is None:
             grads_in.append(None)
-            continue
-        rule = rules[i]
-        gi = None if rule is None else rule(g, out, *primals, **node.params)
-        grads_in.append(gi)
+        else:
+            grads_in.append(rule(g, out, *primals, **params) if params else rule(g, out, *primals))
     _propagate(node, grads_in, gs, push)
     if not retain_graph:
         node.freed = True
