@@ -10,7 +10,7 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
-from .tensor import Size, Tensor, _dim, _int_sizes, _named, as_result
+from .tensor import Size, Tensor, _dim, _int_sizes, _named, as_result, bind_binary, bind_unary
 from . import grad_mode, return_types
 from .autograd.graph import NotImplementedNode
 from .autocast_state import lower_precision
@@ -81,11 +81,9 @@ def _check_nonempty(name, x, axis, error=IndexError):
 def _unary(fn, prim=None):
     """torch.fn(input). With `prim` (fn is the core's float_unary of it: fn(x) is prim.bind(x) for a floating
     or complex x), such tensors go straight to the bind hook."""
-    bind = Tensor.__mt_bind__
-
     def op(input):
         if prim is not None and isinstance(input, Tensor) and input._storage.value.dtype.category >= _FLOAT:
-            out = bind(prim, (input,), {})
+            out = bind_unary(prim, input)
             return out if input._strides is None else keep_layout(out, input)
         x = _t(input)
         out = _w(fn(x))
@@ -185,7 +183,6 @@ def _binary(fn, prim=None, float_only=False):
             out = _w(fn(input, other))
             return out if out._shape.__len__() < 2 else keep_layout(out, input, other)
     else:
-        bind = Tensor.__mt_bind__
         scalar = core.scalar_array
 
         def op(input, other):
@@ -193,11 +190,11 @@ def _binary(fn, prim=None, float_only=False):
                 dtype = input._storage.value.dtype  # (input.dtype without the property call)
                 if isinstance(other, Tensor):
                     if dtype is other._storage.value.dtype and (not float_only or dtype.category == _FLOAT):
-                        out = bind(prim, (input, other), {})
+                        out = bind_binary(prim, input, other)
                         return out if input._strides is None and other._strides is None else \
                             keep_layout(out, input, other)
                 elif (type(other) is float or type(other) is int) and dtype.category == _FLOAT:
-                    out = bind(prim, (input, scalar(other, dtype, input._storage.value.device)), {})
+                    out = bind_binary(prim, input, scalar(other, dtype, input._storage.value.device))
                     return out if input._strides is None else keep_layout(out, input)
             out = _w(fn(input, other))
             return out if out._shape.__len__() < 2 else keep_layout(out, input, other)

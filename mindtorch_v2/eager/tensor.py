@@ -59,10 +59,8 @@ def tensor_bind(prim, args, params, _timed=False):
         vals.append(v)
     try:
         out = prim.eval(vals, params) if plain else prim.bind(*vals, **params)
-    except (ValueError, ZeroDivisionError) as e:  # shape errors, integer division by zero: RuntimeError in torch
-        raise RuntimeError(str(e)) from None
-    except TypeError as e:  # the core's dtype checks: NotImplementedError ("not implemented for 'Bool'") in torch
-        raise UnsupportedDTypeError(str(e)) from None
+    except (ValueError, ZeroDivisionError, TypeError) as e:
+        raise _torch_error(e) from None
     if record and prim.vjp is not None:
         if _state.recording:  # grad mode on, outside inference mode (one thread-local read for both)
             return _record(prim, params, args, vals, out, False)
@@ -72,6 +70,60 @@ def tensor_bind(prim, args, params, _timed=False):
         inference = _state.inference
         return tuple(_new_tensor(Tensor, o, inference, None, 0) for o in out)
     return _new_tensor(Tensor, out, _state.inference, None, 0)
+
+
+def bind_unary(prim, x):
+    """tensor_bind(prim, (x,), {}) for a Tensor x and a single-result primitive, unrolled: the path of
+    torch's elementwise functions."""
+    v = x._storage.value if x._full else x._value()
+    if type(v) is not _Array or _profiler_hooks.op is not None:  # tracers, profiling: the general path
+        return tensor_bind(prim, (x,), {})
+    vals = (v,)
+    params = {}
+    try:
+        out = prim.eval(vals, params)
+    except (ValueError, ZeroDivisionError, TypeError) as e:
+        raise _torch_error(e) from None
+    if x._rg and prim.vjp is not None:
+        if _state.recording:
+            return _record(prim, params, (x,), vals, out, False)
+        if _state.enabled:
+            return _record(prim, params, (x,), vals, out, True)
+    return _new_tensor(Tensor, out, _state.inference, None, 0)
+
+
+def bind_binary(prim, x, y):
+    """tensor_bind(prim, (x, y), {}) for a Tensor x, y a Tensor or a core Array (a python number made
+    one), and a single-result primitive, unrolled: the path of the binary operators."""
+    vx = x._storage.value if x._full else x._value()
+    if isinstance(y, Tensor):
+        vy = y._storage.value if y._full else y._value()
+        record = x._rg or y._rg
+    else:
+        vy = y
+        record = x._rg
+    if type(vx) is not _Array or type(vy) is not _Array or _profiler_hooks.op is not None:
+        return tensor_bind(prim, (x, y), {})
+    vals = (vx, vy)
+    params = {}
+    try:
+        out = prim.eval(vals, params)
+    except (ValueError, ZeroDivisionError, TypeError) as e:
+        raise _torch_error(e) from None
+    if record and prim.vjp is not None:
+        if _state.recording:
+            return _record(prim, params, (x, y), vals, out, False)
+        if _state.enabled:
+            return _record(prim, params, (x, y), vals, out, True)
+    return _new_tensor(Tensor, out, _state.inference, None, 0)
+
+
+def _torch_error(e):
+    """The core's error as torch raises it: shape errors and integer division by zero are RuntimeErrors;
+    the core's dtype checks (TypeError) are torch's NotImplementedError ("not implemented for 'Bool'")."""
+    if isinstance(e, (ValueError, ZeroDivisionError)):
+        return RuntimeError(str(e))
+    return UnsupportedDTypeError(str(e))
 
 
 _NO_EDGE = (None, 0)
@@ -111,9 +163,16 @@ def _record(prim, params, args, vals, out, inference):
     edges = []
     for a in args:
         if isinstance(a, Tensor) and a._rg:
-            fn = a._grad_fn
-            # a non-view's edge is its grad_fn's; views (whose history may need rebuilding) and leaves ask _edge
-            edges.append((fn, a._output_nr) if fn is not None and a._base is None else a._edge())
+            if a._base is None:  # Tensor._edge, inlined for a non-view: its grad_fn's edge, or its sink's
+                fn = a._grad_fn
+                if fn is not None:
+                    edges.append((fn, a._output_nr))
+                    continue
+                acc = a._acc
+                if acc is not None:
+                    edges.append((acc, 0))
+                    continue
+            edges.append(a._edge())  # a view (whose history may need rebuilding), or a leaf's first edge
         else:
             edges.append(_NO_EDGE)
     edges = tuple(edges)
