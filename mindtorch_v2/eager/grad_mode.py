@@ -5,12 +5,18 @@ import threading
 class _State(threading.local):
     enabled = True     # class attributes: each thread starts from these defaults
     inference = False
-    # enabled and not inference, kept in step by _set_modes: the eager hot path reads this one flag to know
-    # both that it records and that its results are normal (not inference) tensors
+    # enabled and not inference, kept in step by _set_modes: one flag saying both that ops record and that
+    # their results are normal (not inference) tensors
     recording = True
 
 
 _state = _State()
+
+# How many threads have `recording` off. While it is 0 (no thread inside no_grad or inference_mode, the
+# usual case) every thread records, and the eager hot path tests this module global instead of reading
+# the thread-local state. A thread that ends inside no_grad leaves it above 0: the slow path, still right.
+threads_not_recording = 0
+_count_lock = threading.Lock()
 
 
 def is_grad_enabled():
@@ -22,10 +28,20 @@ def _set(enabled):
 
 
 def _set_modes(enabled, inference):
+    global threads_not_recording
     state = _state
+    was = state.recording
     state.enabled = enabled
     state.inference = inference
-    state.recording = enabled and not inference
+    now = state.recording = enabled and not inference
+    if now != was:
+        with _count_lock:
+            threads_not_recording += -1 if now else 1
+
+
+def recording():
+    """Whether ops on tensors requiring grad record on this thread (grad mode on, outside inference mode)."""
+    return threads_not_recording == 0 or _state.recording
 
 
 def is_inference_mode_enabled():

@@ -9,6 +9,7 @@ Views share the Storage, hence its value and version counter. Autograd state:
 import copy as _copy
 import pickle
 import weakref
+from types import MappingProxyType
 from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
@@ -61,15 +62,17 @@ def tensor_bind(prim, args, params, _timed=False):
         out = prim.eval(vals, params) if plain else prim.bind(*vals, **params)
     except (ValueError, ZeroDivisionError, TypeError) as e:
         raise _torch_error(e) from None
+    # grad_mode.threads_not_recording == 0: every thread has grad mode on outside inference mode (no
+    # thread-local read); else this thread's `recording` says the same for this thread alone
     if record and prim.vjp is not None:
-        if _state.recording:  # grad mode on, outside inference mode (one thread-local read for both)
+        if grad_mode.threads_not_recording == 0 or _state.recording:
             return _record(prim, params, args, vals, out, False)
         if _state.enabled:  # enable_grad inside inference_mode: recorded, and the results are inference tensors
             return _record(prim, params, args, vals, out, True)
+    inference = False if grad_mode.threads_not_recording == 0 else _state.inference
     if prim.multiple_results:
-        inference = _state.inference
         return tuple(_new_tensor(Tensor, o, inference, None, 0) for o in out)
-    return _new_tensor(Tensor, out, _state.inference, None, 0)
+    return _new_tensor(Tensor, out, inference, None, 0)
 
 
 def bind_unary(prim, x):
@@ -85,11 +88,11 @@ def bind_unary(prim, x):
     except (ValueError, ZeroDivisionError, TypeError) as e:
         raise _torch_error(e) from None
     if x._rg and prim.vjp is not None:
-        if _state.recording:
+        if grad_mode.threads_not_recording == 0 or _state.recording:
             return _record(prim, params, (x,), vals, out, False)
         if _state.enabled:
             return _record(prim, params, (x,), vals, out, True)
-    return _new_tensor(Tensor, out, _state.inference, None, 0)
+    return _new_tensor(Tensor, out, False if grad_mode.threads_not_recording == 0 else _state.inference, None, 0)
 
 
 def bind_binary(prim, x, y):
@@ -111,11 +114,11 @@ def bind_binary(prim, x, y):
     except (ValueError, ZeroDivisionError, TypeError) as e:
         raise _torch_error(e) from None
     if record and prim.vjp is not None:
-        if _state.recording:
+        if grad_mode.threads_not_recording == 0 or _state.recording:
             return _record(prim, params, (x, y), vals, out, False)
         if _state.enabled:
             return _record(prim, params, (x, y), vals, out, True)
-    return _new_tensor(Tensor, out, _state.inference, None, 0)
+    return _new_tensor(Tensor, out, False if grad_mode.threads_not_recording == 0 else _state.inference, None, 0)
 
 
 def _torch_error(e):
@@ -127,6 +130,7 @@ def _torch_error(e):
 
 
 _NO_EDGE = (None, 0)
+_NOTHING_SAVED = MappingProxyType({})  # the saved values of every node whose rules read no value (add, sum)
 _new = object.__new__
 
 
@@ -156,7 +160,7 @@ def _new_tensor(cls, value, inference, grad_fn, output_nr):
 
 def record_node(prim, params, args, vals, out):
     """Record prim(args) -> out on the tape; return the output Tensors with this node as grad_fn."""
-    return _record(prim, params, args, vals, out, _state.inference)
+    return _record(prim, params, args, vals, out, False if grad_mode.threads_not_recording == 0 else _state.inference)
 
 
 def _record(prim, params, args, vals, out, inference):
@@ -183,9 +187,9 @@ def _record(prim, params, args, vals, out, inference):
         for e, r in zip(edges, by_input):
             if e[0] is not None:
                 reads.update(r)
-    saved = {}
     specs = []
     if reads:
+        saved = {}
         hooks = _saved_hooks.current()  # (nothing saved: no hook runs)
         for i, v in enumerate(vals):
             if i in reads:
@@ -203,6 +207,7 @@ def _record(prim, params, args, vals, out, inference):
             else:
                 specs.append((v.shape, v.dtype, v.device))
     else:
+        saved = _NOTHING_SAVED
         hooks = None
         for v in vals:
             specs.append((v.shape, v.dtype, v.device))
@@ -312,7 +317,7 @@ class Tensor:
     @classmethod
     def _from_value(cls, value, requires_grad=False):
         """A fresh tensor owning a new Storage holding `value` (a core value)."""
-        t = _new_tensor(cls, value, _state.inference, None, 0)
+        t = _new_tensor(cls, value, False if grad_mode.threads_not_recording == 0 else _state.inference, None, 0)
         if requires_grad:
             t._rg = True
         return t
