@@ -61,7 +61,9 @@ def _rule_args(node, create_graph, Tensor):
     if node.out_saved is not None:
         outs = []
         for k, s in enumerate(node.out_saved):
-            _check_saved(node, s, own_output=True)
+            counter = s.counter
+            if counter is not None and counter.value != s.version:
+                _check_saved(node, s, own_output=True)
             outs.append(Tensor._snapshot(s.value, (node, k), True) if create_graph else s.value)
         out = tuple(outs) if node.prim.multiple_results else outs[0]
     return out, primals
@@ -143,6 +145,7 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate):
     for edge, g in zip(roots, grads):
         push(edge, g)
 
+    AccumulateGrad, Node = graph.AccumulateGrad, graph.Node
     with grad_mode.set_grad_enabled(create_graph):
         while heap:
             _, key = heapq.heappop(heap)
@@ -160,12 +163,12 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate):
                 for nr, g in enumerate(gs):
                     for i in targets.get((key, nr), ()):
                         captured[i] = g
-            if type(node) is graph.AccumulateGrad:
+            if type(node) is AccumulateGrad:
                 variable = node.variable
                 if accumulate and gs[0] is not None and variable is not None:
                     accumulate_grad(variable, gs[0], create_graph)
                 continue
-            if type(node) is graph.Node:
+            if type(node) is Node:
                 _run_node(node, gs, push, create_graph, retain_graph, Tensor)
             else:
                 _run_custom(node, gs, push, create_graph, retain_graph)
@@ -199,14 +202,20 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor, _timed=False):
         g = Tensor._from_value(g)
     rules = prim.vjp
     params = node.params
-    grads_in = []
-    for i, edge in enumerate(node.next_functions):
-        rule = None if edge[0] is None else rules[i]
-        if rule is None:
-            grads_in.append(None)
-        else:
-            grads_in.append(rule(g, out, *primals, **params) if params else rule(g, out, *primals))
-    _propagate(node, grads_in, gs, push)
+    if node.hooks:  # post hooks see every input gradient before any is sent on
+        grads_in = []
+        for i, edge in enumerate(node.next_functions):
+            rule = None if edge[0] is None else rules[i]
+            grads_in.append(None if rule is None else rule(g, out, *primals, **params))
+        _propagate(node, grads_in, gs, push)
+    else:  # (what _propagate does without hooks: each input gradient along its edge)
+        for i, edge in enumerate(node.next_functions):
+            if edge[0] is not None:
+                rule = rules[i]
+                if rule is not None:
+                    gi = rule(g, out, *primals, **params) if params else rule(g, out, *primals)
+                    if gi is not None:
+                        push(edge, gi)
     if not retain_graph:
         node.freed = True
         node.saved = {}
