@@ -165,6 +165,7 @@ def record_node(prim, params, args, vals, out):
 
 def _record(prim, params, args, vals, out, inference):
     edges = []
+    partial = False  # some input takes no gradient
     for a in args:
         if isinstance(a, Tensor) and a._rg:
             if a._base is None:  # Tensor._edge, inlined for a non-view: its grad_fn's edge, or its sink's
@@ -176,21 +177,25 @@ def _record(prim, params, args, vals, out, inference):
                 if acc is not None:
                     edges.append((acc, 0))
                     continue
-            edges.append(a._edge())  # a view (whose history may need rebuilding), or a leaf's first edge
+            e = a._edge()  # a view (whose history may need rebuilding), or a leaf's first edge
+            if e[0] is None:
+                partial = True
+            edges.append(e)
         else:
+            partial = True
             edges.append(_NO_EDGE)
     edges = tuple(edges)
     reads = prim.vjp_reads
     by_input = prim.vjp_reads_by_input
-    if by_input is not None and _NO_EDGE in edges:  # only what the rules of inputs needing a gradient read
-        reads = set()
+    if by_input is not None and partial:  # only what the rules of inputs needing a gradient read
+        reads = ()
         for e, r in zip(edges, by_input):
             if e[0] is not None:
-                reads.update(r)
+                reads = r if not reads else tuple(set(reads).union(r))
     specs = []
     if reads:
         saved = {}
-        hooks = _saved_hooks.current()  # (nothing saved: no hook runs)
+        hooks = _saved_hooks.current() if _saved_hooks.installed else None  # (nothing saved: no hook runs)
         for i, v in enumerate(vals):
             if i in reads:
                 a = args[i]
