@@ -108,19 +108,24 @@ class Array(ArrayBase):
 
 
 _new = object.__new__
-_set_shape = Array.shape.__set__
-_set_dtype = Array.dtype.__set__
-_set_device = Array.device.__set__
-_set_buf = Array._buf.__set__
+
+
+class _Unsealed(ArrayBase):
+    """An Array under construction: the same slots without the immutability guard, so `make` fills them
+    with plain attribute stores and then seals the object by switching its class to Array (half the cost
+    of four slot-descriptor calls; `make` runs once per primitive result)."""
+
+    __slots__ = ("shape", "dtype", "device", "_buf")
 
 
 def make(buf, shape, dtype, device):
     """Wrap a backend buffer (or None on meta) as an Array. Internal fast path."""
-    a = _new(Array)
-    _set_shape(a, shape)
-    _set_dtype(a, dtype)
-    _set_device(a, device)
-    _set_buf(a, buf)
+    a = _new(_Unsealed)
+    a.shape = shape
+    a.dtype = dtype
+    a.device = device
+    a._buf = buf
+    a.__class__ = Array
     return a
 
 

@@ -183,15 +183,33 @@ class Primitive:
 
     def eval(self, args, params):
         """Run on plain Arrays: meta rule (cached), then the lowering for their device."""
-        out, impl, device = self._entry(args, params)
+        # the cache hit is inlined (this is every eager op's path); a miss or an unhashable param goes
+        # through _entry, which fills the cache or raises the clear error
+        n = len(args)
+        if n == 2:
+            a, b = args
+            key = (a.shape, a.dtype, a.device, b.shape, b.dtype, b.device)
+        elif n == 1:
+            a = args[0]
+            key = (a.shape, a.dtype, a.device)
+        else:
+            key = ()
+            for a in args:
+                key += (a.shape, a.dtype, a.device)
+        if params:
+            key += tuple(params.items())
+        try:
+            out, impl, device = self._cache[key]
+        except (KeyError, TypeError):
+            out, impl, device = self._entry(args, params)
         if impl is None:  # meta: the avals are the whole answer
             if self.multiple_results:
                 return tuple(_make(None, s, d, device) for s, d in out)
             return _make(None, out[0], out[1], device)
-        if len(args) == 2:
-            res = impl(args[0]._buf, args[1]._buf, **params)
-        elif len(args) == 1:
-            res = impl(args[0]._buf, **params)
+        if n == 2:
+            res = impl(a._buf, b._buf, **params) if params else impl(a._buf, b._buf)
+        elif n == 1:
+            res = impl(a._buf, **params) if params else impl(a._buf)
         else:
             res = impl(*[a._buf for a in args], **params)
         if self.multiple_results:

@@ -5,9 +5,18 @@ import threading
 class _State(threading.local):
     enabled = True     # class attributes: each thread starts from these defaults
     inference = False
+    # enabled and not inference, kept in step by _set_modes: one flag saying both that ops record and that
+    # their results are normal (not inference) tensors
+    recording = True
 
 
 _state = _State()
+
+# How many threads have `recording` off. While it is 0 (no thread inside no_grad or inference_mode, the
+# usual case) every thread records, and the eager hot path tests this module global instead of reading
+# the thread-local state. A thread that ends inside no_grad leaves it above 0: the slow path, still right.
+threads_not_recording = 0
+_count_lock = threading.Lock()
 
 
 def is_grad_enabled():
@@ -15,7 +24,24 @@ def is_grad_enabled():
 
 
 def _set(enabled):
-    _state.enabled = bool(enabled)
+    _set_modes(bool(enabled), _state.inference)
+
+
+def _set_modes(enabled, inference):
+    global threads_not_recording
+    state = _state
+    was = state.recording
+    state.enabled = enabled
+    state.inference = inference
+    now = state.recording = enabled and not inference
+    if now != was:
+        with _count_lock:
+            threads_not_recording += -1 if now else 1
+
+
+def recording():
+    """Whether ops on tensors requiring grad record on this thread (grad mode on, outside inference mode)."""
+    return threads_not_recording == 0 or _state.recording
 
 
 def is_inference_mode_enabled():
@@ -112,12 +138,10 @@ class inference_mode(_Mode):
         self.prev = is_grad_enabled()
         self.prev_inf = is_inference_mode_enabled()
         if self.mode:
-            _set(False)
-            _state.inference = True
+            _set_modes(False, True)
         else:  # inference_mode(False) inside an inference region: tensors made here are normal ones
-            _state.inference = False
+            _set_modes(self.prev, False)
 
     def __exit__(self, *exc):
-        _set(self.prev)
-        _state.inference = self.prev_inf
+        _set_modes(self.prev, self.prev_inf)
         return False

@@ -10,7 +10,7 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from .tensor import UnsupportedDTypeError
-from .tensor import Size, Tensor, _dim, _int_sizes, _named, as_result
+from .tensor import Size, Tensor, _dim, _int_sizes, _named, as_result, bind_binary, bind_unary
 from . import grad_mode, return_types
 from .autograd.graph import NotImplementedNode
 from .autocast_state import lower_precision
@@ -78,8 +78,13 @@ def _check_nonempty(name, x, axis, error=IndexError):
 # ---------------------------------------------------------------------------
 # elementwise
 
-def _unary(fn):
+def _unary(fn, prim=None):
+    """torch.fn(input). With `prim` (fn is the core's float_unary of it: fn(x) is prim.bind(x) for a floating
+    or complex x), such tensors go straight to the bind hook."""
     def op(input):
+        if prim is not None and isinstance(input, Tensor) and input._storage.value.dtype.category >= _FLOAT:
+            out = bind_unary(prim, input)
+            return out if input._strides is None else keep_layout(out, input)
         x = _t(input)
         out = _w(fn(x))
         return out if x._strides is None else keep_layout(out, x)
@@ -101,18 +106,18 @@ def sign(input):
     return input.clone() if input.dtype is _dt.bool_ else _sign(input)  # sign(bool) is itself in torch
 
 
-exp = torch_op(_unary(core.exp), name="exp", inplace=True, out=True)
-expm1 = torch_op(_unary(core.expm1), name="expm1", inplace=True, out=True)
-log = torch_op(_unary(core.log), name="log", inplace=True, out=True)
-log1p = torch_op(_unary(core.log1p), name="log1p", inplace=True, out=True)
-sqrt = torch_op(_unary(core.sqrt), name="sqrt", inplace=True, out=True)
-rsqrt = torch_op(_unary(core.rsqrt), name="rsqrt", inplace=True, out=True)
-sin = torch_op(_unary(core.sin), name="sin", inplace=True, out=True)
-cos = torch_op(_unary(core.cos), name="cos", inplace=True, out=True)
-tan = torch_op(_unary(core.tan), name="tan", out=True)
-tanh = torch_op(_unary(core.tanh), name="tanh", inplace=True, out=True)
-sigmoid = torch_op(_unary(core.sigmoid), name="sigmoid", inplace=True, out=True)
-erf = torch_op(_unary(core.erf), name="erf", inplace=True, out=True)
+exp = torch_op(_unary(core.exp, core.exp_p), name="exp", inplace=True, out=True)
+expm1 = torch_op(_unary(core.expm1, core.expm1_p), name="expm1", inplace=True, out=True)
+log = torch_op(_unary(core.log, core.log_p), name="log", inplace=True, out=True)
+log1p = torch_op(_unary(core.log1p, core.log1p_p), name="log1p", inplace=True, out=True)
+sqrt = torch_op(_unary(core.sqrt, core.sqrt_p), name="sqrt", inplace=True, out=True)
+rsqrt = torch_op(_unary(core.rsqrt, core.rsqrt_p), name="rsqrt", inplace=True, out=True)
+sin = torch_op(_unary(core.sin, core.sin_p), name="sin", inplace=True, out=True)
+cos = torch_op(_unary(core.cos, core.cos_p), name="cos", inplace=True, out=True)
+tan = torch_op(_unary(core.tan, core.tan_p), name="tan", out=True)
+tanh = torch_op(_unary(core.tanh, core.tanh_p), name="tanh", inplace=True, out=True)
+sigmoid = torch_op(_unary(core.sigmoid, core.sigmoid_p), name="sigmoid", inplace=True, out=True)
+erf = torch_op(_unary(core.erf, core.erf_p), name="erf", inplace=True, out=True)
 floor = torch_op(_unary(core.floor), name="floor", inplace=True, out=True)
 ceil = torch_op(_unary(core.ceil), name="ceil", inplace=True, out=True)
 _round = _unary(core.round)
@@ -178,18 +183,18 @@ def _binary(fn, prim=None, float_only=False):
             out = _w(fn(input, other))
             return out if out._shape.__len__() < 2 else keep_layout(out, input, other)
     else:
-        bind = Tensor.__mt_bind__
         scalar = core.scalar_array
 
         def op(input, other):
             if isinstance(input, Tensor):
+                dtype = input._storage.value.dtype  # (input.dtype without the property call)
                 if isinstance(other, Tensor):
-                    if input.dtype is other.dtype and (not float_only or input.dtype.category == _FLOAT):
-                        out = bind(prim, (input, other), {})
+                    if dtype is other._storage.value.dtype and (not float_only or dtype.category == _FLOAT):
+                        out = bind_binary(prim, input, other)
                         return out if input._strides is None and other._strides is None else \
                             keep_layout(out, input, other)
-                elif (type(other) is float or type(other) is int) and input.dtype.category == _FLOAT:
-                    out = bind(prim, (input, scalar(other, input.dtype, input.device)), {})
+                elif (type(other) is float or type(other) is int) and dtype.category == _FLOAT:
+                    out = bind_binary(prim, input, scalar(other, dtype, input._storage.value.device))
                     return out if input._strides is None else keep_layout(out, input)
             out = _w(fn(input, other))
             return out if out._shape.__len__() < 2 else keep_layout(out, input, other)

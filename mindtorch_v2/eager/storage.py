@@ -22,12 +22,21 @@ class VersionCounter:
 
 
 class Storage:
-    __slots__ = ("value", "version", "inference", "__weakref__")
+    __slots__ = ("value", "_version", "inference", "__weakref__")
 
     def __init__(self, value):
         self.value = value
-        self.version = VersionCounter()
+        self._version = None
         self.inference = _grad_state.inference  # made inside torch.inference_mode: an inference tensor
+
+    @property
+    def version(self):
+        """The VersionCounter shared by every tensor viewing this storage. Made on first use: most op
+        results are never written, viewed or saved, and an unread counter of 0 is the same as none."""
+        counter = self._version
+        if counter is None:
+            counter = self._version = VersionCounter()
+        return counter
 
     def nbytes(self):
         return self.value.size * self.value.dtype.itemsize
@@ -69,7 +78,7 @@ class DetachedPartStorage(Storage):
 
     def __init__(self, storage, source_op):
         self.value = storage.value
-        self.version = storage.version
+        self._version = storage.version
         self.inference = storage.inference
         self.source_op = source_op
 
@@ -83,7 +92,7 @@ class BitcastStorage(Storage):
 
     def __init__(self, target, dtype):
         self.target, self.dtype = target, dtype
-        self.version = target.version
+        self._version = target.version
         self.inference = target.inference
 
     @property
@@ -103,7 +112,7 @@ class DataStorage(Storage):
 
     def __init__(self, target):
         self.target = target.target if type(target) is DataStorage else target
-        self.version = VersionCounter()
+        self._version = None
         self.inference = target.inference
 
     @property

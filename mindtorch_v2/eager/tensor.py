@@ -9,18 +9,20 @@ Views share the Storage, hence its value and version counter. Autograd state:
 import copy as _copy
 import pickle
 import weakref
+from types import MappingProxyType
 from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 
 from .. import core
 from ..core import dtypes as _dt
+from ..core import Array as _Array
 from ..core import as_strided_p
 from . import grad_mode
 from . import profiler_hooks as _profiler_hooks
 from .autograd.graph import AccumulateGrad
 from .autograd import saved_hooks as _saved_hooks
-from .autograd.graph import HookedSaved, Node, Saved
+from .autograd.graph import HookedSaved, Node, Saved, new_node
 from .grad_mode import _state
 from .printing import _format
 from .storage import DataStorage, Storage
@@ -45,42 +47,155 @@ def tensor_bind(prim, args, params, _timed=False):
         return _profiler_hooks.op(tensor_bind, prim, args, params)
     vals = []
     record = False
+    plain = True  # every value a concrete Array: run the primitive directly (no tracer to dispatch on)
     for a in args:
         if isinstance(a, Tensor):
-            vals.append(a._value())
+            v = a._storage.value if a._full else a._value()
             if a._rg:
                 record = True
         else:
-            vals.append(a)
+            v = a
+        if type(v) is not _Array:
+            plain = False
+        vals.append(v)
     try:
-        out = prim.bind(*vals, **params)
-    except (ValueError, ZeroDivisionError) as e:  # shape errors, integer division by zero: RuntimeError in torch
-        raise RuntimeError(str(e)) from None
-    except TypeError as e:  # the core's dtype checks: NotImplementedError ("not implemented for 'Bool'") in torch
-        raise UnsupportedDTypeError(str(e)) from None
-    if record and prim.vjp is not None and _state.enabled:
-        return record_node(prim, params, args, vals, out)
+        out = prim.eval(vals, params) if plain else prim.bind(*vals, **params)
+    except (ValueError, ZeroDivisionError, TypeError) as e:
+        raise _torch_error(e) from None
+    # grad_mode.threads_not_recording == 0: every thread has grad mode on outside inference mode (no
+    # thread-local read); else this thread's `recording` says the same for this thread alone
+    if record and prim.vjp is not None:
+        if grad_mode.threads_not_recording == 0 or _state.recording:
+            return _record(prim, params, args, vals, out, False)
+        if _state.enabled:  # enable_grad inside inference_mode: recorded, and the results are inference tensors
+            return _record(prim, params, args, vals, out, True)
+    inference = False if grad_mode.threads_not_recording == 0 else _state.inference
     if prim.multiple_results:
-        return tuple(Tensor._from_value(o) for o in out)
-    return Tensor._from_value(out)
+        return tuple(_new_tensor(Tensor, o, inference, None, 0) for o in out)
+    return _new_tensor(Tensor, out, inference, None, 0)
+
+
+def bind_unary(prim, x):
+    """tensor_bind(prim, (x,), {}) for a Tensor x and a single-result primitive, unrolled: the path of
+    torch's elementwise functions."""
+    v = x._storage.value if x._full else x._value()
+    if type(v) is not _Array or _profiler_hooks.op is not None:  # tracers, profiling: the general path
+        return tensor_bind(prim, (x,), {})
+    vals = (v,)
+    params = {}
+    try:
+        out = prim.eval(vals, params)
+    except (ValueError, ZeroDivisionError, TypeError) as e:
+        raise _torch_error(e) from None
+    if x._rg and prim.vjp is not None:
+        if grad_mode.threads_not_recording == 0 or _state.recording:
+            return _record(prim, params, (x,), vals, out, False)
+        if _state.enabled:
+            return _record(prim, params, (x,), vals, out, True)
+    return _new_tensor(Tensor, out, False if grad_mode.threads_not_recording == 0 else _state.inference, None, 0)
+
+
+def bind_binary(prim, x, y):
+    """tensor_bind(prim, (x, y), {}) for a Tensor x, y a Tensor or a core Array (a python number made
+    one), and a single-result primitive, unrolled: the path of the binary operators."""
+    vx = x._storage.value if x._full else x._value()
+    if isinstance(y, Tensor):
+        vy = y._storage.value if y._full else y._value()
+        record = x._rg or y._rg
+    else:
+        vy = y
+        record = x._rg
+    if type(vx) is not _Array or type(vy) is not _Array or _profiler_hooks.op is not None:
+        return tensor_bind(prim, (x, y), {})
+    vals = (vx, vy)
+    params = {}
+    try:
+        out = prim.eval(vals, params)
+    except (ValueError, ZeroDivisionError, TypeError) as e:
+        raise _torch_error(e) from None
+    if record and prim.vjp is not None:
+        if grad_mode.threads_not_recording == 0 or _state.recording:
+            return _record(prim, params, (x, y), vals, out, False)
+        if _state.enabled:
+            return _record(prim, params, (x, y), vals, out, True)
+    return _new_tensor(Tensor, out, False if grad_mode.threads_not_recording == 0 else _state.inference, None, 0)
+
+
+def _torch_error(e):
+    """The core's error as torch raises it: shape errors and integer division by zero are RuntimeErrors;
+    the core's dtype checks (TypeError) are torch's NotImplementedError ("not implemented for 'Bool'")."""
+    if isinstance(e, (ValueError, ZeroDivisionError)):
+        return RuntimeError(str(e))
+    return UnsupportedDTypeError(str(e))
 
 
 _NO_EDGE = (None, 0)
+_NOTHING_SAVED = MappingProxyType({})  # the saved values of every node whose rules read no value (add, sum)
+_new = object.__new__
+
+
+def _new_tensor(cls, value, inference, grad_fn, output_nr):
+    """A fresh tensor of class `cls` owning a new Storage of `value` (a core value), with grad_fn (None:
+    a leaf not requiring grad). The one constructor of op results: plain slot stores, no __init__ frames."""
+    st = _new(Storage)
+    st.value = value
+    st._version = None
+    st.inference = inference
+    t = _new(cls)
+    t._storage = st
+    t._shape = value.shape
+    t._strides = None  # contiguous
+    t._offset = 0
+    t._full = True
+    t._base = None
+    t._grad_fn = grad_fn
+    t._output_nr = output_nr
+    t._rg = grad_fn is not None
+    t._grad = None
+    t._retains_grad = False
+    t._acc = None
+    t._view_version = 0
+    return t
 
 
 def record_node(prim, params, args, vals, out):
     """Record prim(args) -> out on the tape; return the output Tensors with this node as grad_fn."""
-    edges = tuple([a._edge() if isinstance(a, Tensor) and a._rg else _NO_EDGE for a in args])
+    return _record(prim, params, args, vals, out, False if grad_mode.threads_not_recording == 0 else _state.inference)
+
+
+def _record(prim, params, args, vals, out, inference):
+    edges = []
+    partial = False  # some input takes no gradient
+    for a in args:
+        if isinstance(a, Tensor) and a._rg:
+            if a._base is None:  # Tensor._edge, inlined for a non-view: its grad_fn's edge, or its sink's
+                fn = a._grad_fn
+                if fn is not None:
+                    edges.append((fn, a._output_nr))
+                    continue
+                acc = a._acc
+                if acc is not None:
+                    edges.append((acc, 0))
+                    continue
+            e = a._edge()  # a view (whose history may need rebuilding), or a leaf's first edge
+            if e[0] is None:
+                partial = True
+            edges.append(e)
+        else:
+            partial = True
+            edges.append(_NO_EDGE)
+    edges = tuple(edges)
     reads = prim.vjp_reads
-    if prim.vjp_reads_by_input is not None:  # only what the rules of inputs needing a gradient read
-        reads = set()
-        for e, r in zip(edges, prim.vjp_reads_by_input):
+    by_input = prim.vjp_reads_by_input
+    if by_input is not None and partial:  # only what the rules of inputs needing a gradient read
+        reads = ()
+        for e, r in zip(edges, by_input):
             if e[0] is not None:
-                reads.update(r)
-    saved = {}
+                reads = r if not reads else tuple(set(reads).union(r))
     specs = []
-    hooks = _saved_hooks.current() if reads else None  # (nothing saved: no hook runs)
     if reads:
+        saved = {}
+        hooks = _saved_hooks.current() if _saved_hooks.installed else None  # (nothing saved: no hook runs)
         for i, v in enumerate(vals):
             if i in reads:
                 a = args[i]
@@ -97,26 +212,27 @@ def record_node(prim, params, args, vals, out):
             else:
                 specs.append((v.shape, v.dtype, v.device))
     else:
-        specs = [(v.shape, v.dtype, v.device) for v in vals]
+        saved = _NOTHING_SAVED
+        hooks = None
+        for v in vals:
+            specs.append((v.shape, v.dtype, v.device))
     if not prim.multiple_results:
-        node = Node(prim, params, edges, saved, specs, ((out.shape, out.dtype, out.device),))
-        t = Tensor._from_value(out)
+        node = new_node(prim, params, edges, saved, specs, ((out.shape, out.dtype, out.device),))
         if out.dtype.category >= _FLOAT:  # floating and complex outputs carry gradients
-            t._grad_fn = node
-            t._rg = True
+            t = _new_tensor(Tensor, out, inference, node, 0)
+        else:
+            t = _new_tensor(Tensor, out, inference, None, 0)
         if "out" in reads:  # (the edge names no node: node -> out_saved -> node would be a reference cycle)
             node.out_saved = [_hooked(hooks, t, (None, 0), True) if hooks is not None
                               else Saved(out, t._storage.version, 0, (None, 0), True)]
         return t
-    node = Node(prim, params, edges, saved, specs, tuple((o.shape, o.dtype, o.device) for o in out))
+    node = new_node(prim, params, edges, saved, specs, tuple((o.shape, o.dtype, o.device) for o in out))
     results = []
     for k, o in enumerate(out):
-        t = Tensor._from_value(o)
         if o.dtype.category >= _FLOAT:
-            t._grad_fn = node
-            t._output_nr = k
-            t._rg = True
-        results.append(t)
+            results.append(_new_tensor(Tensor, o, inference, node, k))
+        else:
+            results.append(_new_tensor(Tensor, o, inference, None, 0))
     if "out" in reads:
         node.out_saved = [_hooked(hooks, t, (None, k), True) if hooks is not None
                           else Saved(o, t._storage.version, 0, (None, k), True)
@@ -206,20 +322,9 @@ class Tensor:
     @classmethod
     def _from_value(cls, value, requires_grad=False):
         """A fresh tensor owning a new Storage holding `value` (a core value)."""
-        t = object.__new__(cls)
-        t._storage = Storage(value)
-        t._shape = value.shape
-        t._strides = None  # contiguous
-        t._offset = 0
-        t._full = True
-        t._base = None
-        t._grad_fn = None
-        t._output_nr = 0
-        t._rg = requires_grad
-        t._grad = None
-        t._retains_grad = False
-        t._acc = None
-        t._view_version = 0
+        t = _new_tensor(cls, value, False if grad_mode.threads_not_recording == 0 else _state.inference, None, 0)
+        if requires_grad:
+            t._rg = True
         return t
 
     @staticmethod

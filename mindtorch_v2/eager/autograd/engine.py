@@ -45,21 +45,31 @@ def _check_saved(node, saved, own_output=False):
 
 
 def _rule_args(node, create_graph, Tensor):
-    """(out, primals) for the node's rules: saved values (Tensors with history under create_graph)."""
+    """(out, primals) for the node's rules: saved values (Tensors with history under create_graph), and
+    bufferless avals for the inputs the rules read only the shape and dtype of."""
     if node.freed and (node.prim.vjp_reads or node.out_saved is not None):
         raise RuntimeError(FREED_MSG)
-    primals = list(node.avals)
+    primals = []
+    for spec in node.in_specs:
+        primals.append(None if spec is None else _aval(spec[0], spec[1], spec[2]))
     for i, s in node.saved.items():
-        _check_saved(node, s)
+        counter = s.counter
+        if counter is not None and counter.value != s.version:
+            _check_saved(node, s)
         primals[i] = Tensor._snapshot(s.value, s.edge, s.requires_grad) if create_graph else s.value
     out = None
     if node.out_saved is not None:
         outs = []
         for k, s in enumerate(node.out_saved):
-            _check_saved(node, s, own_output=True)
+            counter = s.counter
+            if counter is not None and counter.value != s.version:
+                _check_saved(node, s, own_output=True)
             outs.append(Tensor._snapshot(s.value, (node, k), True) if create_graph else s.value)
         out = tuple(outs) if node.prim.multiple_results else outs[0]
     return out, primals
+
+
+_aval = core.aval
 
 
 def _add(a, b):
@@ -126,14 +136,16 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate):
         key = id(node)
         if key not in nodes:
             nodes[key] = node
-            ct[key] = [None] * _n_outputs(node)
+            ct[key] = [None] * node.n_outputs
             heapq.heappush(heap, (-node.seq, key))
         slot = ct[key]
-        slot[nr] = _add(slot[nr], g)
+        prev = slot[nr]
+        slot[nr] = g if prev is None else _add(prev, g)
 
     for edge, g in zip(roots, grads):
         push(edge, g)
 
+    AccumulateGrad, Node = graph.AccumulateGrad, graph.Node
     with grad_mode.set_grad_enabled(create_graph):
         while heap:
             _, key = heapq.heappop(heap)
@@ -151,22 +163,18 @@ def _run_backward(roots, grads, retain_graph, create_graph, inputs, accumulate):
                 for nr, g in enumerate(gs):
                     for i in targets.get((key, nr), ()):
                         captured[i] = g
-            if type(node) is graph.AccumulateGrad:
+            if type(node) is AccumulateGrad:
                 variable = node.variable
                 if accumulate and gs[0] is not None and variable is not None:
                     accumulate_grad(variable, gs[0], create_graph)
                 continue
-            if type(node) is graph.Node:
+            if type(node) is Node:
                 _run_node(node, gs, push, create_graph, retain_graph, Tensor)
             else:
                 _run_custom(node, gs, push, create_graph, retain_graph)
     if inputs is not None:
         return [captured.get(i) for i in range(len(inputs))]
     return None
-
-
-def _n_outputs(node):
-    return 1 if type(node) is graph.AccumulateGrad else node.n_outputs
 
 
 def _as_tensor(g, Tensor):
@@ -193,15 +201,21 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor, _timed=False):
     if create_graph and not isinstance(g, (Tensor, tuple)):
         g = Tensor._from_value(g)
     rules = prim.vjp
-    grads_in = []
-    for i, edge in enumerate(node.next_functions):
-        if edge[0] is None:
-            grads_in.append(None)
-            continue
-        rule = rules[i]
-        gi = None if rule is None else rule(g, out, *primals, **node.params)
-        grads_in.append(gi)
-    _propagate(node, grads_in, gs, push)
+    params = node.params
+    if node.hooks:  # post hooks see every input gradient before any is sent on
+        grads_in = []
+        for i, edge in enumerate(node.next_functions):
+            rule = None if edge[0] is None else rules[i]
+            grads_in.append(None if rule is None else rule(g, out, *primals, **params))
+        _propagate(node, grads_in, gs, push)
+    else:  # (what _propagate does without hooks: each input gradient along its edge)
+        for i, edge in enumerate(node.next_functions):
+            if edge[0] is not None:
+                rule = rules[i]
+                if rule is not None:
+                    gi = rule(g, out, *primals, **params) if params else rule(g, out, *primals)
+                    if gi is not None:
+                        push(edge, gi)
     if not retain_graph:
         node.freed = True
         node.saved = {}

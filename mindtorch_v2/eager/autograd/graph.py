@@ -60,24 +60,11 @@ def _aval(spec):
 
 
 class Node:
-    """A recorded operation (PyTorch's grad_fn)."""
+    """A recorded operation (PyTorch's grad_fn). Made by `new_node` (one per recorded op: a plain function
+    filling the slots is cheaper than a class call running __init__)."""
 
     __slots__ = ("prim", "params", "next_functions", "saved", "in_specs", "out_saved", "out_specs",
                  "seq", "freed", "pre_hooks", "hooks", "torch_name", "__weakref__")
-
-    def __init__(self, prim, params, next_functions, saved, in_specs, out_specs):
-        self.prim = prim
-        self.params = params
-        self.next_functions = next_functions
-        self.saved = saved          # {arg index: Saved}
-        self.in_specs = in_specs    # per unsaved input: (shape, dtype, device), for rules reading avals
-        self.out_saved = None       # Saved output(s) when a rule reads "out"
-        self.out_specs = out_specs  # per output: (shape, dtype, device)
-        self.seq = next(_seq)
-        self.freed = False
-        self.pre_hooks = None       # {output_nr: [hook]} from Tensor.register_hook
-        self.hooks = None
-        self.torch_name = None      # the torch op's node name when it is not the primitive's (MeanBackward0)
 
     @property
     def n_outputs(self):
@@ -113,10 +100,32 @@ class Node:
         return RemovableHandle(hooks, fn)
 
 
+_new = object.__new__
+
+
+def new_node(prim, params, next_functions, saved, in_specs, out_specs):
+    """The Node of one recorded bind of `prim`."""
+    node = _new(Node)
+    node.prim = prim
+    node.params = params
+    node.next_functions = next_functions
+    node.saved = saved          # {arg index: Saved}
+    node.in_specs = in_specs    # per unsaved input: (shape, dtype, device), for rules reading avals
+    node.out_saved = None       # Saved output(s) when a rule reads "out"
+    node.out_specs = out_specs  # per output: (shape, dtype, device)
+    node.seq = next(_seq)
+    node.freed = False
+    node.pre_hooks = None       # {output_nr: [hook]} from Tensor.register_hook
+    node.hooks = None
+    node.torch_name = None      # the torch op's node name when it is not the primitive's (MeanBackward0)
+    return node
+
+
 class AccumulateGrad:
     """The sink of a leaf tensor: adds incoming gradients into `variable.grad`."""
 
     __slots__ = ("_variable", "seq", "pre_hooks", "hooks", "next_functions", "__weakref__")
+    n_outputs = 1
 
     def __init__(self, variable):
         # weak: the leaf holds its sink (tensor._acc), so a strong reference back would be a reference

@@ -26,11 +26,25 @@ class _Stack(threading.local):
 
 _stack = _Stack()
 
+# How many saved_tensors_hooks contexts are open, over all threads: while it is 0 (the usual case) no thread
+# has hooks, and the tape skips the thread-local read (a thread ending inside a context leaves it above 0:
+# the thread-local read then answers, still rightly).
+installed = 0
+_count_lock = threading.Lock()
+
 
 def current():
-    """The innermost (pack, unpack) pair, or None (the fast path: one attribute read and a test)."""
+    """The innermost (pack, unpack) pair, or None."""
+    if installed == 0:
+        return None
     hooks = _stack.hooks
     return hooks[-1] if hooks else None
+
+
+def _count(delta):
+    global installed
+    with _count_lock:
+        installed += delta
 
 
 class saved_tensors_hooks:
@@ -44,10 +58,12 @@ class saved_tensors_hooks:
         if _stack.disabled is not None:
             raise RuntimeError(_stack.disabled)
         _stack.hooks.append((self.pack_hook, self.unpack_hook))
+        _count(1)
         return self
 
     def __exit__(self, *exc):
         _stack.hooks.pop()
+        _count(-1)
         return False
 
 
