@@ -494,7 +494,7 @@ _DELETED = _Deleted()
 class Executable:
     """One compiled signature of a jitted function: its optimized Jaxpr and the code that runs it."""
 
-    __slots__ = ("jaxpr", "donated", "source", "_run", "_lowerings", "_fix", "_meta", "_warned")
+    __slots__ = ("jaxpr", "donated", "source", "_run", "_lowerings", "_fix", "_c_order", "_meta", "_warned")
 
     def __init__(self, jaxpr, donated):
         self.jaxpr = jaxpr
@@ -505,6 +505,7 @@ class Executable:
         self._meta = all(v.device is _meta for v in itertools.chain(jaxpr.invars, jaxpr.outvars))
         self._lowerings = None
         self._fix = None
+        self._c_order = None
 
     def __call__(self, arrays):
         jaxpr = self.jaxpr
@@ -566,6 +567,9 @@ class Executable:
                 out = [_fixed(r, v) for r, v in zip(res, e.outvars)] if needs else res
             env.update(zip(map(id, e.outvars), out))
         self._fix = fix
+        # the layouts seen: the plan writes with out= only where inputs and target are C-ordered, as a ufunc's
+        # own result would be (out= into a C buffer from an F-ordered input is a slow strided copy)
+        self._c_order = {k: type(b) is np.ndarray and b.flags.c_contiguous for k, b in env.items()}
         return [read(a) for a in self.jaxpr.outvars]
 
     def _generate(self):
@@ -577,7 +581,7 @@ class Executable:
         for k, lit in enumerate(jaxpr.literals):
             names[id(lit)] = f"K{k}"
             glob[f"K{k}"] = _literal_buf(lit)
-        plan = _plan(jaxpr, self._lowerings, self._fix, set(self.donated))
+        plan = _plan(jaxpr, self._lowerings, self._fix, set(self.donated), self._c_order)
         lines = [f"def run({', '.join(names[id(v)] for v in jaxpr.invars)}):"]
         counter = itertools.count()
         for k, (e, f) in enumerate(zip(jaxpr.eqns, self._lowerings)):
@@ -635,7 +639,7 @@ def _fixed(r, v):
     return r
 
 
-def _plan(jaxpr, lowerings, fix, donated):
+def _plan(jaxpr, lowerings, fix, donated, c_order):
     """Which equations write into which dead buffer: {equation index: the var whose buffer it reuses}.
 
     Alias classes: a ufunc result is a fresh buffer (its own class); any other lowering may return a view
@@ -667,9 +671,13 @@ def _plan(jaxpr, lowerings, fix, donated):
         roots[id(v)] = [] if i not in donated else [v]
     fresh_eqn = []
     for k, (e, f) in enumerate(zip(jaxpr.eqns, lowerings)):
-        fresh = (isinstance(f, np.ufunc) and f.nout == 1 and not e.params and not fix[k]
-                 and e.outvars[0].dtype.category >= _dt.FLOAT)
-        fresh_eqn.append(fresh)
+        # writes: a ufunc the plan may hand a buffer with out=; owns: its result is a new buffer (a ufunc's,
+        # or a lowering marked `fresh_result`), which the plan may reuse once its alias class is dead
+        writes = (isinstance(f, np.ufunc) and f.nout == 1 and not e.params and not fix[k]
+                  and e.outvars[0].dtype.category >= _dt.FLOAT)
+        fresh = writes or (getattr(f, "fresh_result", False) and not fix[k] and not e.prim.multiple_results
+                           and e.outvars[0].dtype.category >= _dt.FLOAT)
+        fresh_eqn.append(writes)
         for v in e.outvars:
             parent[id(v)] = id(v)
             pinned[id(v)] = False
@@ -697,12 +705,12 @@ def _plan(jaxpr, lowerings, fix, donated):
     for k, e in enumerate(jaxpr.eqns):
         out = e.outvars[0]
         here = [r for r in dying.get(k, ()) if find(r) == r]
-        if fresh_eqn[k]:
+        if fresh_eqn[k] and all(c_order.get(id(a), True) for a in e.invars if type(a) is Var):
             want = (out.shape, out.dtype)
             target = None
             # in place: a dying input of this very equation, a donated one first (its memory is given up)
             candidates = [v for r in here for v in roots[r]
-                          if (v.shape, v.dtype) == want and any(a is v for a in e.invars)]
+                          if (v.shape, v.dtype) == want and any(a is v for a in e.invars) and c_order.get(id(v))]
             if candidates:
                 target = min(candidates, key=lambda v: id(v) not in donated_ids)
             if target is None and pool[want]:
@@ -713,7 +721,8 @@ def _plan(jaxpr, lowerings, fix, donated):
                     roots[r] = [v for v in roots[r] if v is not target]
         for r in here:
             for v in roots[r]:
-                pool[(v.shape, v.dtype)].append(v)
+                if c_order.get(id(v)):
+                    pool[(v.shape, v.dtype)].append(v)
             roots[r] = []
     return plan
 

@@ -109,6 +109,9 @@ def _matmul_cpu(a, b):
     return np.matmul(a, b)
 
 
+_matmul_cpu.fresh_result = True  # every branch returns a new buffer (or a view only of one)
+
+
 # ---------------------------------------------------------------------------
 # helpers for the rules (core ops only) and the lowerings
 

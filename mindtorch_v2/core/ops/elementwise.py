@@ -119,6 +119,7 @@ def _quiet(np_fn):
     def lowering(*args):
         with np.errstate(all="ignore"):
             return np_fn(*args)
+    lowering.fresh_result = isinstance(np_fn, np.ufunc)  # a new buffer every call (a jit plan may reuse it)
     return lowering
 
 
@@ -484,6 +485,9 @@ def where(condition, x, y):
 # under create_graph the gradient of relu requires grad and relu's second derivative is zeros, not an error.
 def _threshold_backward_np(g, out):
     return np.where(out <= 0, np.zeros((), g.dtype), g)
+
+
+_threshold_backward_np.fresh_result = True
 
 
 threshold_backward_p = Primitive(
