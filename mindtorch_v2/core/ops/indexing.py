@@ -132,6 +132,16 @@ def _index_add_batch(vals, bdims, *, axis):
 index_add_p.batch = _index_add_batch
 
 
+def _rows_summed(idx, rows, n):
+    """acc[i] = the sum of rows[j] over j with idx[j] == i, in float64, added in j order (as add.at adds)."""
+    order = np.argsort(idx, kind="stable")
+    sorted_idx = idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_idx[1:] != sorted_idx[:-1])))
+    acc = np.zeros((n,) + rows.shape[1:], np.float64)
+    acc[sorted_idx[starts]] = np.add.reduceat(rows[order].astype(np.float64), starts, axis=0)
+    return acc
+
+
 @index_add_p.def_impl("cpu")
 def _index_add_cpu(x, idx, updates, *, axis):
     _check_bounds("index_add", idx, x.shape[axis], axis)
@@ -139,6 +149,9 @@ def _index_add_cpu(x, idx, updates, *, axis):
         # numbers whichever path runs (vmap's batched call takes the general one)
         if x.ndim == 1 and idx.ndim == 1:  # bincount is ~10x faster than add.at
             acc = np.bincount(idx % x.shape[0], weights=updates, minlength=x.shape[0])
+        elif idx.ndim == 1 and idx.size:  # rows (an embedding's gradient): one segmented sum, ~20x add.at
+            acc = np.moveaxis(_rows_summed(idx % x.shape[axis], np.moveaxis(updates, axis, 0), x.shape[axis]),
+                              0, axis)
         else:
             acc = np.zeros(x.shape, np.float64)
             np.add.at(acc, (slice(None),) * axis + (idx,), updates)
