@@ -82,10 +82,20 @@ def _two_batch(prim):
     return rule
 
 
+def _matmul_vjp_b(g, out, a, b):
+    if b.ndim == 2 and a.ndim > 2:
+        # a batch against one matrix (a linear layer on a sequence): the batch folded into the rows of one
+        # GEMM, aᵀg summed over the batch in the product itself, rather than a product per matrix and a sum
+        rows = 1
+        for d in a.shape[:-1]:
+            rows *= d
+        return matmul_p.bind(_mT(reshape(a, (rows, a.shape[-1]))), reshape(g, (rows, b.shape[-1])))
+    return sum_to_shape(matmul_p.bind(_mT(a), g), b.shape)
+
+
 matmul_p = Primitive(
     "matmul", _matmul_meta, vjp_reads=((1,), (0,)), jvp=_matmul_jvp,
-    vjp=(lambda g, out, a, b: sum_to_shape(matmul_p.bind(g, _mT(b)), a.shape),
-         lambda g, out, a, b: sum_to_shape(matmul_p.bind(_mT(a), g), b.shape)))
+    vjp=(lambda g, out, a, b: sum_to_shape(matmul_p.bind(g, _mT(b)), a.shape), _matmul_vjp_b))
 matmul_p.batch = _two_batch(matmul_p)
 
 
