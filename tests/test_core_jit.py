@@ -273,3 +273,63 @@ def test_the_optimizer_cleans_up_pows_vjp():
     assert not {"pow", "where", "logical_and", "eq"} & set(names)
     x = arr(4)
     close(core.jit(core.grad(lambda v: core.sum(core.tanh(v) ** 2)))(x), 2 * np.tanh(x) * (1 - np.tanh(x) ** 2))
+
+
+# ---------------------------------------------------------------------------
+# fused kernels (numba, a test extra)
+
+
+def _without_numba(monkeypatch):
+    from mindtorch_v2.core import fusion
+    monkeypatch.setattr(fusion, "available", lambda: False)
+
+
+def _update_chain(g, y, w):
+    # a VJP's `g * (1 - y*y)` and an SGD-like update: arithmetic only, one shape
+    return w - 0.1 * (g * (1.0 - y * y)) / (1.0 + y * y)
+
+
+def test_a_long_arithmetic_run_is_fused_and_gives_numpys_numbers_bit_for_bit(monkeypatch):
+    from mindtorch_v2.core import fusion
+    assert fusion.available(), "numba is a test extra: the fused path must be exercised"
+    g, y, w = arr(200_000, seed=1), arr(200_000, seed=2), arr(200_000, seed=3)
+    monkeypatch.setattr(fusion, "MIN_SECONDS", 0.0)  # fuse whatever wins, however short it runs
+    fused = core.jit(_update_chain)
+    got = fused(g, y, w)
+    exe = fused.lower(g, y, w)
+    if exe.fused:  # measured faster here: the kernel replaced the run
+        assert "fused" not in str(exe.jaxpr)  # the jaxpr itself is unchanged; the program holds the kernel
+    assert exe.fused <= 1
+    with monkeypatch.context() as m:
+        _without_numba(m)
+        plain = core.jit(_update_chain)
+        want = plain(g, y, w)
+        assert plain.lower(g, y, w).fused == 0
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(fused(g, y, w)), np.asarray(want))  # the generated code too
+
+
+def test_the_fused_kernel_replaces_the_run_when_it_measures_faster(monkeypatch):
+    from mindtorch_v2.core import fusion
+    times = iter([1.0, 0.5])  # op by op, then the kernel: the kernel wins
+    monkeypatch.setattr(fusion, "_time", lambda fn: next(times))
+    g, y, w = arr(1000, seed=1), arr(1000, seed=2), arr(1000, seed=3)
+    f = core.jit(_update_chain)
+    got = f(g, y, w)
+    exe = f.lower(g, y, w)
+    assert exe.fused == 1
+    assert exe.source.count("F") == 1 + exe.source.count("FIX")  # the whole program is the one kernel call
+    with monkeypatch.context() as m:
+        _without_numba(m)
+        want = core.jit(_update_chain)(g, y, w)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_a_kernel_that_measures_slower_is_not_used(monkeypatch):
+    from mindtorch_v2.core import fusion
+    times = iter([0.5, 1.0])
+    monkeypatch.setattr(fusion, "_time", lambda fn: next(times))
+    g, y, w = arr(1000, seed=1), arr(1000, seed=2), arr(1000, seed=3)
+    f = core.jit(_update_chain)
+    f(g, y, w)
+    assert f.lower(g, y, w).fused == 0

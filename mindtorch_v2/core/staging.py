@@ -38,6 +38,7 @@ import warnings
 import numpy as np
 
 from . import dtypes as _dt
+from . import fusion as _fusion
 from .array import Array, ArrayBase, aval as _aval, make as _make
 from .autodiff import add_any_p
 from .devices import meta as _meta
@@ -494,7 +495,8 @@ _DELETED = _Deleted()
 class Executable:
     """One compiled signature of a jitted function: its optimized Jaxpr and the code that runs it."""
 
-    __slots__ = ("jaxpr", "donated", "source", "_run", "_lowerings", "_fix", "_c_order", "_meta", "_warned")
+    __slots__ = ("jaxpr", "donated", "source", "fused", "_run", "_eqns", "_lowerings", "_fix", "_c_order", "_meta",
+                 "_warned")
 
     def __init__(self, jaxpr, donated):
         self.jaxpr = jaxpr
@@ -506,6 +508,8 @@ class Executable:
         self._lowerings = None
         self._fix = None
         self._c_order = None
+        self._eqns = jaxpr.eqns  # what runs: the jaxpr's equations, with fused kernels in place of some runs
+        self.fused = 0           # how many fused kernels the program runs
 
     def __call__(self, arrays):
         jaxpr = self.jaxpr
@@ -570,7 +574,48 @@ class Executable:
         # the layouts seen: the plan writes with out= only where inputs and target are C-ordered, as a ufunc's
         # own result would be (out= into a C buffer from an F-ordered input is a slow strided copy)
         self._c_order = {k: type(b) is np.ndarray and b.flags.c_contiguous for k, b in env.items()}
+        if _fusion.available():
+            self._fuse(env)
         return [read(a) for a in self.jaxpr.outvars]
+
+    def _fuse(self, env):
+        """Replace runs of consecutive fusable equations by fused kernels where they measure faster."""
+        eqns, lowerings, fix = self.jaxpr.eqns, self._lowerings, self._fix
+        last_use = {}
+        for k, e in enumerate(eqns):
+            for a in e.invars:
+                last_use[id(a)] = k
+        for a in self.jaxpr.outvars:
+            last_use[id(a)] = len(eqns)
+        new_eqns, new_lowerings, new_fix = [], [], []
+        k = 0
+        while k < len(eqns):
+            end = k
+            if _fusion.fusable(eqns[k], lowerings[k], fix[k]):
+                aval = (eqns[k].outvars[0].shape, eqns[k].outvars[0].dtype)
+                while end + 1 < len(eqns) and _fusion.fusable(eqns[end + 1], lowerings[end + 1], fix[end + 1]) \
+                        and (eqns[end + 1].outvars[0].shape, eqns[end + 1].outvars[0].dtype) == aval:
+                    end += 1
+            fused = None
+            if end > k:
+                fused = _fusion.fuse(eqns[k:end + 1], lowerings[k:end + 1],
+                                     lambda a: _literal_buf(a) if type(a) is Literal else env[id(a)],
+                                     lambda v, end=end: last_use.get(id(v), -1) > end)
+            if fused is None:  # NumPy keeps the whole run (its suffixes are not tried again)
+                new_eqns.extend(eqns[k:end + 1])
+                new_lowerings.extend(lowerings[k:end + 1])
+                new_fix.extend(fix[k:end + 1])
+                k = end + 1
+                continue
+            run, inputs, outputs = fused
+            new_eqns.append(Eqn(_FUSED, inputs, {}, outputs))
+            new_lowerings.append(run)
+            new_fix.append(False)
+            for v in outputs:
+                self._c_order[id(v)] = True
+            self.fused += 1
+            k = end + 1
+        self._eqns, self._lowerings, self._fix = new_eqns, new_lowerings, new_fix
 
     def _generate(self):
         jaxpr = self.jaxpr
@@ -581,10 +626,11 @@ class Executable:
         for k, lit in enumerate(jaxpr.literals):
             names[id(lit)] = f"K{k}"
             glob[f"K{k}"] = _literal_buf(lit)
-        plan = _plan(jaxpr, self._lowerings, self._fix, set(self.donated), self._c_order)
+        program = Jaxpr(jaxpr.invars, self._eqns, jaxpr.outvars)
+        plan = _plan(program, self._lowerings, self._fix, set(self.donated), self._c_order)
         lines = [f"def run({', '.join(names[id(v)] for v in jaxpr.invars)}):"]
         counter = itertools.count()
-        for k, (e, f) in enumerate(zip(jaxpr.eqns, self._lowerings)):
+        for k, (e, f) in enumerate(zip(self._eqns, self._lowerings)):
             outs = []
             for v in e.outvars:
                 names[id(v)] = f"v{next(counter)}"
@@ -619,6 +665,15 @@ class Executable:
 
 
 _set_buf = Array._buf.__set__
+
+
+class _FusedKernel:
+    """The primitive slot of a fused equation (it exists only in an Executable's program)."""
+    name = "fused"
+    multiple_results = True
+
+
+_FUSED = _FusedKernel()
 
 
 def _out_array(v, buf):
@@ -675,8 +730,8 @@ def _plan(jaxpr, lowerings, fix, donated, c_order):
         # or a lowering marked `fresh_result`), which the plan may reuse once its alias class is dead
         writes = (isinstance(f, np.ufunc) and f.nout == 1 and not e.params and not fix[k]
                   and e.outvars[0].dtype.category >= _dt.FLOAT)
-        fresh = writes or (getattr(f, "fresh_result", False) and not fix[k] and not e.prim.multiple_results
-                           and e.outvars[0].dtype.category >= _dt.FLOAT)
+        fresh = writes or (getattr(f, "fresh_result", False) and not fix[k]
+                           and all(v.dtype.category >= _dt.FLOAT for v in e.outvars))
         fresh_eqn.append(writes)
         for v in e.outvars:
             parent[id(v)] = id(v)

@@ -120,6 +120,7 @@ def _quiet(np_fn):
         with np.errstate(all="ignore"):
             return np_fn(*args)
     lowering.fresh_result = isinstance(np_fn, np.ufunc)  # a new buffer every call (a jit plan may reuse it)
+    lowering.ufunc = np_fn if isinstance(np_fn, np.ufunc) else None  # what a fused jit kernel computes
     return lowering
 
 

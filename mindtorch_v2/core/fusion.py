@@ -1,0 +1,137 @@
+"""Fused elementwise kernels for jit's programs, where numba is installed and the fused kernel wins.
+
+A jitted program often runs chains of elementwise ufuncs on arrays of one shape (a VJP's `g * (1 - y*y)`,
+an optimizer's update). NumPy runs each op as its own pass over memory with a temporary per op; one
+numba loop reads each input once and writes each result once. This is an optional extra
+(`pip install mindtorch_v2[fast]`): without numba, nothing here runs.
+
+Chosen by measurement, per program: after jit's probe run, each run of consecutive fusable equations
+(same output shape and float dtype; inputs of that shape, C-ordered, or 0-d) that took at least
+`MIN_SECONDS` op by op is compiled, timed on the probe's own buffers, and kept only if faster. Kernels are
+cached by their expression, so a program traced again compiles nothing new.
+
+    run: c = mul(y, y); d = sub(1.0, c); e = mul(g, d)     ->  one kernel:
+    for j in range(n): t0 = y[j] * y[j]; t1 = s0 - t0; t2 = g[j] * t1; o0[j] = t2
+"""
+import functools
+import importlib
+import importlib.util
+import timeit
+
+import numpy as np
+
+__all__ = ["available", "fuse"]
+
+MIN_SECONDS = 20e-6  # op-by-op time under which compiling a kernel cannot pay off (nor win by much)
+
+# only the correctly rounded operations: a fused loop then gives NumPy's numbers bit for bit (numba's libm
+# tanh/exp/log differ from NumPy's SIMD ones by an ulp in ~40% of float32 elements, so those stay NumPy's)
+_BINARY = {np.add: "({} + {})", np.subtract: "({} - {})", np.multiply: "({} * {})", np.true_divide: "({} / {})"}
+_UNARY = {np.negative: "(-{})", np.sqrt: "np.sqrt({})", np.square: "({0} * {0})"}
+_KERNELS = {}  # source -> compiled kernel
+
+
+@functools.cache
+def available():
+    """Whether numba is installed (fusion can happen). Imported only when a kernel is first compiled: the
+    import takes ~0.3 s, which a program that never fuses should not pay."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def ufunc_of(lowering):
+    """The ufunc a lowering runs (itself, or the one a wrapper names in `.ufunc`), or None."""
+    if isinstance(lowering, np.ufunc):
+        return lowering
+    return getattr(lowering, "ufunc", None)
+
+
+def fusable(e, lowering, fix):
+    """Whether an equation can be one step of a fused loop: a supported ufunc, no params, one float
+    result of numpy's own dtype, inputs of that dtype."""
+    u = ufunc_of(lowering)
+    if u is None or fix or e.params or e.prim.multiple_results or (u not in _BINARY and u not in _UNARY):
+        return False
+    out = e.outvars[0]
+    if out.dtype.np not in (np.float32, np.float64):
+        return False
+    return all(a.dtype is out.dtype and (a.shape == out.shape or a.shape == ()) for a in e.invars)
+
+
+def fuse(eqns, lowerings, read, used_after):
+    """Kernels for runs of `eqns` (all fusable, consecutive, one output shape) that beat NumPy on the probe's
+    buffers (`read(atom)` gives one). `used_after(var)` says whether a var is read after the run or is an
+    output. Returns (kernel wrapper, input atoms, output vars) or None when NumPy stays."""
+    if len(eqns) < 2 or not available():
+        return None
+    defined = {id(v) for e in eqns for v in e.outvars}
+    inputs = []
+    for e in eqns:
+        for a in e.invars:
+            if id(a) not in defined and all(a is not b for b in inputs):
+                inputs.append(a)
+    outputs = [v for e in eqns for v in e.outvars if used_after(v)]
+    bufs = [read(a) for a in inputs]
+    if not outputs or any(b.shape and not b.flags.c_contiguous for b in bufs):
+        return None
+    op_by_op = _time(lambda: _run_numpy(eqns, lowerings, inputs, bufs))
+    if op_by_op < MIN_SECONDS:
+        return None
+    kernel = _kernel(eqns, lowerings, inputs, outputs)
+    shape, dtype = outputs[0].shape, outputs[0].dtype.np
+    n_out = len(outputs)
+
+    def run(*ins):
+        outs = [np.empty(shape, dtype) for _ in range(n_out)]
+        kernel(*[b.reshape(-1) if b.shape else b.reshape(1) for b in ins], *[o.reshape(-1) for o in outs])
+        return outs
+    run.fresh_result = True
+    got = run(*bufs)
+    want = _run_numpy(eqns, lowerings, inputs, bufs)
+    want = [want[id(v)] for v in outputs]
+    if not all(np.array_equal(g, w, equal_nan=True) for g, w in zip(got, want)):
+        return None  # not NumPy's numbers bit for bit (a contracted multiply-add, say): keep NumPy
+    if _time(lambda: run(*bufs)) >= op_by_op:
+        return None
+    return run, inputs, outputs
+
+
+def _run_numpy(eqns, lowerings, inputs, bufs):
+    env = dict(zip(map(id, inputs), bufs))
+    for e, f in zip(eqns, lowerings):
+        env[id(e.outvars[0])] = f(*[env[id(a)] for a in e.invars])
+    return env
+
+
+def _time(fn):
+    """Best of a few calls (the candidates run at least MIN_SECONDS: a handful of calls is enough)."""
+    return min(timeit.repeat(fn, repeat=5, number=2)) / 2
+
+
+def _kernel(eqns, lowerings, inputs, outputs):
+    names = {}
+    params = []
+    pre = []
+    for i, a in enumerate(inputs):
+        names[id(a)] = f"x{i}[j]" if a.shape else f"s{i}"
+        params.append(f"x{i}")
+        if not a.shape:
+            pre.append(f"    s{i} = x{i}[0]")
+    body = []
+    for k, (e, f) in enumerate(zip(eqns, lowerings)):
+        u = ufunc_of(f)
+        args = [names[id(a)] for a in e.invars]
+        expr = _BINARY[u].format(*args) if u in _BINARY else _UNARY[u].format(*args)
+        body.append(f"        t{k} = {expr}")
+        names[id(e.outvars[0])] = f"t{k}"
+    outs = [f"o{i}" for i in range(len(outputs))]
+    body += [f"        {o}[j] = {names[id(v)]}" for o, v in zip(outs, outputs)]
+    source = "\n".join([f"def kernel({', '.join(params + outs)}):", *pre,
+                        f"    for j in range({outs[0]}.shape[0]):", *body])
+    kernel = _KERNELS.get(source)
+    if kernel is None:
+        glob = {"np": np}
+        exec(compile(source, "<fused>", "exec"), glob)  # noqa: S102  (our own generated code)
+        # error_model="numpy": 1/0 is inf and log(0) -inf, as the ufuncs give, never an exception
+        numba = importlib.import_module("numba")
+        kernel = _KERNELS[source] = numba.njit(error_model="numpy", cache=False)(glob["kernel"])
+    return kernel
