@@ -615,11 +615,7 @@ CASES = [(name, n) for name in sorted(OPS) + sorted(INPLACE) for n in range(CASE
 # Known differences from torch still to fix: each is an xfail that must fail, so a fix makes its entry fail until
 # it is removed from this set.
 KNOWN = {
-    "batch_norm-6", "gather-1", "pad-0", "setitem-4", "squeeze_-0", "squeeze_-1", "squeeze_-3", "squeeze_-4",
-    "squeeze_-5", "squeeze_-6", "squeeze_-7", "squeeze_-8", "squeeze_-9", "t_-0", "t_-1", "t_-2", "t_-3",
-    "t_-4", "t_-5", "t_-6", "t_-7", "t_-8", "t_-9", "unsqueeze_-0", "unsqueeze_-1", "unsqueeze_-2",
-    "unsqueeze_-3", "unsqueeze_-4", "unsqueeze_-5", "unsqueeze_-6", "unsqueeze_-7", "unsqueeze_-8",
-    "unsqueeze_-9",
+    "batch_norm-6", "gather-1", "pad-0", "setitem-4",
 }
 
 

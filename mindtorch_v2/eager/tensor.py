@@ -17,7 +17,7 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from ..core import Array as _Array
-from ..core import as_strided_p
+from ..core import as_strided_p, as_strided_scatter_p
 from . import grad_mode
 from . import profiler_hooks as _profiler_hooks
 from .autograd.graph import AccumulateGrad
@@ -610,6 +610,11 @@ class Tensor:
         self._rg = bool(requires_grad)
         return self
 
+    def _is_view(self):
+        """Whether this tensor is a view of another (`_base`); a tensor that is no view may still cover its
+        storage in another order than row-major (after t_(), as_strided_(), a channels_last copy)."""
+        return self._base is not None
+
     @property
     def is_leaf(self):
         return self._grad_fn is None
@@ -652,7 +657,7 @@ class Tensor:
             return
         shape, strides, offset = self._geometry()
         out = record_node(as_strided_p, {"shape": shape, "strides": strides, "offset": offset},
-                          (base,), (base._value(),), self._value())
+                          (storage_history(base),), (self._storage.value,), self._value())
         self._grad_fn, self._output_nr, self._rg = out._grad_fn, 0, True
         self._view_version = version
 
@@ -741,6 +746,30 @@ class Tensor:
             raise RuntimeError(_VIEW_LEAF_INPLACE)
 
 
+
+
+def storage_history(base):
+    """A tensor holding base's storage value with base's history (the tensor views' histories are read from).
+
+    A base (a tensor that is no view) usually covers its storage in row-major order (`_full`): then it is
+    that tensor itself. After an in-place view op (`x.t_()`, `x.unsqueeze_(0)`, `x.as_strided_(...)`), or a
+    layout change (keep_layout), its geometry is any (shape, strides, offset) over the storage: then it is
+    base scattered (as_strided_scatter) into the storage's current value held as a constant, so that a
+    view's geometry, which is over the storage, applies to it. Storage elements base does not cover have
+    no history here (nothing that requires grad ever wrote them through base).
+    """
+    if base._full:
+        return base
+    st = base._storage
+    shape, strides, offset = base._geometry()
+    if not base._rg:
+        return _from_value_no_grad(st.value)
+    return record_node(as_strided_scatter_p, {"shape": shape, "strides": strides, "offset": offset, "donate": False},
+                       (st.value, base), (st.value, base._value()), st.value)
+
+
+def _from_value_no_grad(value):
+    return _new_tensor(Tensor, value, False, None, 0)
 
 
 def _alias_leaf(node, value):

@@ -11,7 +11,9 @@ from .. import core
 from ..core import reshape_p
 from .declare import tensor_method, torch_op
 from .memory_format import contiguous_format, to_format
-from .tensor import Tensor, _dim, _int_sizes, _named, contiguous_strides
+from . import grad_mode
+from .autograd.graph import AccumulateGrad
+from .tensor import Tensor, _dim, _index_arg, _int_sizes, _named, contiguous_strides
 
 __all__ = [
     "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
@@ -632,3 +634,154 @@ tensor_method(property(lambda self: permute(self, *reversed(range(self.ndim)))),
 tensor_method(property(lambda self: transpose(self, -2, -1)), "mT")
 swapaxes = swapdims = transpose
 moveaxis = movedim
+
+
+# ---------------------------------------------------------------------------
+# in-place view ops: self takes the geometry of one of its views
+#
+#     x.t_()    # x keeps its storage; its (shape, strides, offset) become those of x.t(); version + 1
+#
+# All checks (dims, sizes, the leaf and no-grad-view rules) run before anything changes. With grad mode
+# on, self's history becomes the view op's node over its previous history (TBackward1, ...); a view stays
+# a view of the same base (later writes through it land in the base, CopySlices as for any view).
+#
+# The design point: a tensor that is no view (`_base is None`) need not cover its storage in row-major
+# order any more (`_full` false), yet it stays the base its views rebuild their histories from, as in
+# torch (`x._base` is None and `x._is_view()` false after `x.t_()`; views taken before and after share
+# it as `_base`). Views' geometries are over the storage, so the history rebuild (Tensor.
+# _refresh_view_history) and the write-back of a view into its base (writeback.record_history) go
+# through `tensor.storage_history(base)`: the base itself when it covers its storage row-major, else the
+# base scattered into the storage value (read back with the base's own geometry after a write). Hidden
+# aliases holding the old geometry were the other choice; they would change `_base` and leave existing
+# views pointing at a tensor whose geometry moved, so the rebuild would have had to learn geometry anyway.
+
+
+def _restride_(self, shape, strides, offset, record, name):
+    """self takes geometry (shape, strides, offset) over its storage; record(t) is the core op giving the
+    new value from t (self's old value), replayed on the tape and named `name`."""
+    self._check_inplace()
+    out = None
+    if self._rg and grad_mode.is_grad_enabled():
+        out = _named(_recorded(record, _with_history(self)), name)
+    st = self._storage
+    base_shape = tuple(st.value.shape)
+    self._shape, self._strides, self._offset = tuple(shape), tuple(strides), offset
+    self._full = offset == 0 and self._shape == base_shape and self._strides == contiguous_strides(base_shape)
+    st.version.value += 1
+    if out is not None:
+        self._grad_fn, self._output_nr, self._rg = out._grad_fn, out._output_nr, True
+    if self._base is not None:
+        self._view_version = st.version.value  # its history is the node just recorded, not a rebuild
+    return self
+
+
+def _with_history(self):
+    """A tensor of self's current value and history (self's own edge, its view history rebuilt if stale)."""
+    t = Tensor._from_value(self._value())
+    node, nr = self._edge()
+    if type(node) is AccumulateGrad:
+        t._acc = node
+    else:
+        t._grad_fn, t._output_nr = node, nr
+    t._rg = True
+    return t
+
+
+@tensor_method
+def t_(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    shape, strides, offset = self._geometry()
+    if self.ndim < 2:
+        return _restride_(self, shape, strides, offset, _same, "TBackward1")
+    return _restride_(self, shape[::-1], strides[::-1], offset, lambda x: core.transpose(x, (1, 0)), "TBackward1")
+
+
+@tensor_method("transpose_", "swapdims_", "swapaxes_")
+def transpose_(self, dim0, dim1):
+    a, b = _dim(dim0, self.ndim), _dim(dim1, self.ndim)
+    shape, strides, offset = self._geometry()
+    if self.ndim == 0:
+        return _restride_(self, shape, strides, offset, _same, "TransposeBackward1")
+    perm = list(range(self.ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    perm = tuple(perm)
+    return _restride_(self, tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset,
+                      lambda x: core.transpose(x, perm), "TransposeBackward1")
+
+
+@tensor_method
+def squeeze_(self, dim=None):
+    shape, strides, offset = self._geometry()
+    if dim is None:
+        axes = tuple(i for i, s in enumerate(shape) if s == 1)
+        name = "SqueezeBackward3"
+    else:
+        many = isinstance(dim, (tuple, list))
+        dims = dim if many else (dim,)
+        axes = tuple(sorted({_dim(d, self.ndim) for d in dims}))
+        axes = tuple(a for a in axes if self.ndim and shape[a] == 1)
+        name = "SqueezeBackward5" if many else "SqueezeBackward4"
+    if not axes:
+        return _restride_(self, shape, strides, offset, _same, name)
+    keep = [i for i in range(len(shape)) if i not in axes]
+    return _restride_(self, tuple(shape[i] for i in keep), tuple(strides[i] for i in keep), offset,
+                      lambda x: core.squeeze(x, axes), name)
+
+
+@tensor_method
+def unsqueeze_(self, dim):
+    d = _dim(dim, self.ndim + 1)
+    shape, strides, offset = self._geometry()
+    new_stride = strides[d] * shape[d] if d < len(shape) else 1
+    return _restride_(self, shape[:d] + (1,) + shape[d:], strides[:d] + (new_stride,) + strides[d:], offset,
+                      lambda x: core.expand_dims(x, d), "UnsqueezeBackward1")
+
+
+def _strided_geometry(self, size, stride, storage_offset):
+    """as_strided's arguments checked as torch checks them against self's storage."""
+    size = _int_sizes((size,), "as_strided", "size")
+    stride = _int_sizes((stride,), "as_strided", "stride", 2)
+    offset = self._offset if storage_offset is None else _index_arg(storage_offset, "storage_offset", "must be int")
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    item = self.dtype.itemsize
+    needed = 0 if 0 in size else (offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * item
+    have = int(np.prod(self._storage.value.shape, dtype=np.int64)) * item
+    if needed > have:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                           f"itemsize {item} requiring a storage size of {needed} are out of bounds for storage of "
+                           f"size {have}")
+    return size, stride, offset
+
+
+def _as_strided_record(self, size, stride, offset):
+    """The core op giving as_strided(self's storage, ...) from self's value: as_strided of self's value when
+    self covers its storage row-major, else of self scattered into the storage's current value."""
+    st = self._storage
+    if self._full:
+        return lambda x: core.as_strided(x, size, stride, offset)
+    shape, strides, off = self._geometry()
+    storage = st.value
+    return lambda x: core.as_strided(core.as_strided_scatter(storage, x, shape, strides, off), size, stride, offset)
+
+
+@tensor_method
+def as_strided(self, size, stride, storage_offset=None):
+    """A view of self's storage with this geometry (offset: self's storage offset unless given)."""
+    size, stride, offset = _strided_geometry(self, size, stride, storage_offset)
+    return _named(self._view_of(size, stride, offset, lambda t: _recorded(_as_strided_record(self, size, stride,
+                                                                                           offset), t)),
+                  "AsStridedBackward0", self)
+
+
+@tensor_method
+def as_strided_(self, size, stride, storage_offset=None):
+    size, stride, offset = _strided_geometry(self, size, stride, storage_offset)
+    return _restride_(self, size, stride, offset, _as_strided_record(self, size, stride, offset), "AsStridedBackward1")

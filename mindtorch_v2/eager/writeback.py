@@ -15,12 +15,12 @@ import functools
 import sys
 
 from .. import core
-from ..core import as_strided_scatter_p
+from ..core import as_strided_p, as_strided_scatter_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
 from .functionalize import is_functionalizing
 from .storage import DetachedPartStorage
-from .tensor import Tensor, record_node
+from .tensor import Tensor, record_node, storage_history
 
 # Ownership is read from reference counts, which are exact on the GIL CPython builds we test (3.10-3.13).
 # Elsewhere (other interpreters, free-threaded builds, newer versions whose stack references may not
@@ -101,10 +101,18 @@ def record_history(self, new):
         return
     if new._rg or base._rg:
         shape, strides, offset = self._geometry()
-        # base's new history: as_strided_scatter(old base, new), recorded without recomputing it
+        # base's new history: as_strided_scatter(old base, new), recorded without recomputing it; a base not
+        # covering its storage in row-major order (after x.t_(), x.as_strided_(...)) is scattered into the
+        # storage first and read back with its own geometry after (see tensor.storage_history)
         out = record_node(as_strided_scatter_p,
                           {"shape": shape, "strides": strides, "offset": offset, "donate": False},
-                          (base, new), (base._value(), new._value()), st.value)
+                          (storage_history(base), new), (st.value, new._value()), st.value)
+        if not base._full:
+            bshape, bstrides, boffset = base._geometry()
+            out = record_node(as_strided_p, {"shape": bshape, "strides": bstrides, "offset": boffset},
+                              (out,), (st.value,), base._value())
+            if out._grad_fn is not None:
+                out._grad_fn.torch_name = "AsStridedScatterBackward0"  # the name the node has for a row-major base
         base._grad_fn, base._output_nr, base._rg = out._grad_fn, 0, True
         if new._rg:
             self._grad_fn, self._output_nr, self._rg = new._grad_fn, new._output_nr, True
