@@ -102,7 +102,7 @@ from .eager.ops import (  # noqa: F401,A004
 )
 from .eager.views import (  # noqa: F401,A004
     reshape, transpose, permute, squeeze, unsqueeze, flatten, unflatten, narrow, select, split, chunk,
-    unbind, diagonal, movedim, t, swapaxes, swapdims, moveaxis,
+    unbind, diagonal, movedim, t, swapaxes, swapdims, moveaxis, as_strided,
 )
 from .eager.math_ops import (  # noqa: F401,A004
     asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, arcsin, arccos, arctan, arctan2, arcsinh,

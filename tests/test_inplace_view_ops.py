@@ -246,3 +246,11 @@ def test_views_of_a_result_with_a_transposed_layout():
     np.testing.assert_allclose(_np(v), 2 * _np(w)[:, 0])
     (v.sum() * 3 + out.sum()).backward()
     np.testing.assert_allclose(_np(w.grad), [[8, 2, 2], [8, 2, 2]])
+
+
+def test_torch_as_strided_is_the_function_form():
+    import mindtorch_v2 as torch
+    x = torch.arange(6.0)
+    v = torch.as_strided(x, (2, 2), (1, 2), 1)
+    assert v.tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    assert v._base is x

@@ -18,6 +18,7 @@ from .tensor import Tensor, _dim, _index_arg, _int_sizes, _named, contiguous_str
 __all__ = [
     "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
     "split", "chunk", "unbind", "diagonal", "movedim", "t", "swapaxes", "swapdims", "moveaxis",
+    "as_strided",
 ]
 
 
@@ -772,7 +773,7 @@ def _as_strided_record(self, size, stride, offset):
     return lambda x: core.as_strided(core.as_strided_scatter(storage, x, shape, strides, off), size, stride, offset)
 
 
-@tensor_method
+@torch_op
 def as_strided(self, size, stride, storage_offset=None):
     """A view of self's storage with this geometry (offset: self's storage offset unless given)."""
     size, stride, offset = _strided_geometry(self, size, stride, storage_offset)
