@@ -734,6 +734,10 @@ def gather(input, dim, index):
     x = _t(input)
     d, idx = _dim(dim, x.ndim), _index(index)
     _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    if x.ndim <= 1 and idx.ndim <= 1 and x.ndim != idx.ndim:
+        # torch reads a 0-d input or index as 1-D of one element here: the result has the index's shape
+        out = _bounds_as_runtime_error(core.gather, x.reshape(-1), 0, idx.reshape(-1))
+        return out.reshape(idx.shape)
     return _bounds_as_runtime_error(core.gather, x, d, idx)
 
 

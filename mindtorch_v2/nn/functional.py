@@ -319,7 +319,7 @@ def pad(input, pad, mode="constant", value=None):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
-    if mode != "constant" and input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2):
+    if mode != "constant" and (not pad or input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2)):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\nSupported combinations for "
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
