@@ -615,7 +615,7 @@ CASES = [(name, n) for name in sorted(OPS) + sorted(INPLACE) for n in range(CASE
 # Known differences from torch still to fix: each is an xfail that must fail, so a fix makes its entry fail until
 # it is removed from this set.
 KNOWN = {
-    "batch_norm-6", "setitem-4",
+    "batch_norm-6",
 }
 
 

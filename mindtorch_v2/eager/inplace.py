@@ -123,6 +123,8 @@ def setitem(self, key, value):
         return
     if isinstance(value, Tensor) and value._shape[:1] == (1,):
         value = _strip_leading_ones(value)
+    if self.dtype.category == _dt.INT and not isinstance(value, (Tensor, np.ndarray)):
+        check_scalar_fits(value, self.dtype, parser=True)  # torch converts the value before it reads the index
     basic = _getitem_is_basic(key)
     if not basic:
         key = index_key(self, key)
