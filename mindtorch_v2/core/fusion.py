@@ -61,7 +61,7 @@ def fuse(eqns, lowerings, read, used_after):
     """Kernels for runs of `eqns` (all fusable, consecutive, one output shape) that beat NumPy on the probe's
     buffers (`read(atom)` gives one). `used_after(var)` says whether a var is read after the run or is an
     output. Returns (kernel wrapper, input atoms, output vars) or None when NumPy stays."""
-    if len(eqns) < 2 or not available():
+    if len(eqns) < 3 or not available():  # two ops: NumPy in place with out= (the plan's) is as fast
         return None
     defined = {id(v) for e in eqns for v in e.outvars}
     inputs = []
@@ -80,11 +80,14 @@ def fuse(eqns, lowerings, read, used_after):
     shape, dtype = outputs[0].shape, outputs[0].dtype.np
     n_out = len(outputs)
 
-    def run(*ins):
-        outs = [np.empty(shape, dtype) for _ in range(n_out)]
+    def run(*ins, out=None):
+        # out: a dead buffer the jit plan hands over for the (single) result; each element is written after
+        # its inputs are read, so the buffer may be one of the inputs
+        outs = [np.empty(shape, dtype) if out is None or i else out for i in range(n_out)]
         kernel(*[b.reshape(-1) if b.shape else b.reshape(1) for b in ins], *[o.reshape(-1) for o in outs])
         return outs
     run.fresh_result = True
+    run.accepts_out = n_out == 1
     got = run(*bufs)
     want = _run_numpy(eqns, lowerings, inputs, bufs)
     want = [want[id(v)] for v in outputs]
