@@ -333,3 +333,12 @@ def test_a_kernel_that_measures_slower_is_not_used(monkeypatch):
     f = core.jit(_update_chain)
     f(g, y, w)
     assert f.lower(g, y, w).fused == 0
+
+
+def test_programs_are_silent_about_floating_point_edge_cases():
+    f = core.jit(lambda x: core.log(x) + 1.0 / x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = f(core.zeros(3))
+        out = f(core.zeros(3))  # the generated code, after the probe
+    assert np.isnan(np.asarray(out)).all() or np.isinf(np.asarray(out)).any()

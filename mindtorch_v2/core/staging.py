@@ -552,9 +552,10 @@ class Executable:
         env = dict(zip(map(id, self.jaxpr.invars), bufs))
         fix = []
         # the lowering each equation runs (chosen by the avals: narrow dtypes get their float32 wrapper)
-        self._lowerings = [None if e.outvars[0].device is _meta else e.prim._entry([a.aval for a in e.invars],
-                                                                                     e.params)[1]
-                           for e in self.jaxpr.eqns]
+        # (a wrapper that only silences numpy's floating-point warnings gives way to its ufunc: the whole
+        # program runs under one errstate, and a ufunc can write into the plan's buffers)
+        self._lowerings = [None if e.outvars[0].device is _meta else _unwrapped(
+                               e.prim._entry([a.aval for a in e.invars], e.params)[1]) for e in self.jaxpr.eqns]
 
         def read(a):
             return _literal_buf(a) if type(a) is Literal else env[id(a)]
@@ -564,7 +565,8 @@ class Executable:
                 out = [None] * len(e.outvars)
                 fix.append(False)
             else:
-                res = f(*[read(a) for a in e.invars], **e.params)
+                with np.errstate(all="ignore"):
+                    res = f(*[read(a) for a in e.invars], **e.params)
                 res = res if e.prim.multiple_results else (res,)
                 needs = any(type(r) is not np.ndarray or r.dtype != v.dtype.np for r, v in zip(res, e.outvars))
                 fix.append(needs)
@@ -659,12 +661,21 @@ class Executable:
             else:
                 lines.append(f"    {outs[0]} = {call}")
         lines.append("    return (" + "".join(f"{names[id(a)]}, " for a in jaxpr.outvars) + ")")
+        # one errstate for the whole program: log(0) is -inf and 1/0 inf silently, as in eager
+        lines = [lines[0], "  with ERRSTATE(all='ignore'):"] + ["  " + line for line in lines[1:]]
+        glob["ERRSTATE"] = np.errstate
         self.source = "\n".join(lines)
         exec(compile(self.source, "<jit>", "exec"), glob)  # noqa: S102  (our own generated code)
         return glob["run"]
 
 
 _set_buf = Array._buf.__set__
+
+
+def _unwrapped(lowering):
+    """The ufunc inside a lowering that only wraps it in np.errstate (`.ufunc`), else the lowering."""
+    u = getattr(lowering, "ufunc", None)
+    return lowering if u is None else u
 
 
 class _FusedKernel:
