@@ -764,3 +764,18 @@ def test_node_reprs_carry_the_object_address_as_torchs_do():
             return g * 2
 
     assert re.fullmatch(r"<[\w.]*TwiceBackward object at 0x[0-9a-f]+>", repr(Twice.apply(w).grad_fn))
+
+
+def test_grad_fn_names_of_indexing_linear_and_reflected_ops_are_torchs():
+    import mindtorch_v2 as torch
+    x = torch.randn(3, 4, requires_grad=True)
+    w = torch.randn(5, 4, requires_grad=True)
+    b = torch.randn(5, requires_grad=True)
+    x3 = torch.randn(2, 3, 4, requires_grad=True)
+    F = torch.nn.functional
+    cases = {"SelectBackward0": [x[0], x[:, 1], x[..., 0]], "SliceBackward0": [x[1:], x[:]],
+             "IndexBackward0": [x[[0, 1]], x[x > 0]], "UnsqueezeBackward0": [x[None], x[0, None]],
+             "AddmmBackward0": [F.linear(x, w, b)], "ViewBackward0": [F.linear(x3, w, b)],
+             "RsubBackward1": [1 - x], "PowBackward2": [2 ** x]}
+    for name, outs in cases.items():
+        assert [o.grad_fn.name() for o in outs] == [name] * len(outs)

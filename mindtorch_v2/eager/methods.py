@@ -131,7 +131,7 @@ tensor_method(ops._add, "__add__")  # the hot path: no wrapper call
 def __radd__(self, other): return _reflected(ops.add, self, other)  # noqa: E704
 tensor_method(ops._sub, "__sub__")  # the hot path: no wrapper call
 @tensor_method
-def __rsub__(self, other): return _reflected(ops.sub, self, other)  # noqa: E704
+def __rsub__(self, other): return _named(_reflected(ops.sub, self, other), "RsubBackward1", self)  # noqa: E704
 tensor_method(ops.mul.__wrapped__, "__mul__")  # the hot path: no wrapper call
 @tensor_method
 def __rmul__(self, other): return _reflected(ops.mul, self, other)  # noqa: E704
@@ -149,7 +149,7 @@ def __rmod__(self, other): return _reflected(ops.remainder, self, other)  # noqa
 @tensor_method
 def __pow__(self, other): return _forward(ops.pow, self, other)  # noqa: E704
 @tensor_method
-def __rpow__(self, other): return _reflected(ops.pow, self, other)  # noqa: E704
+def __rpow__(self, other): return _named(_reflected(ops.pow, self, other), "PowBackward2", self)  # noqa: E704
 @tensor_method
 def __matmul__(self, other): return _forward(ops.matmul, self, other) if isinstance(other, Tensor) else NotImplemented  # noqa: E501,E704
 @tensor_method

@@ -460,8 +460,21 @@ def _getitem_is_basic(key):
 def getitem(self, key):
     """Basic indexing (ints, slices, None, ...) gives a view; tensors, lists and masks give a copy."""
     if _getitem_is_basic(key):
-        return _basic_view(self, key)
-    return _advanced_getitem(self, index_key(self, key))
+        return _named(_basic_view(self, key), _basic_node_name(key), self)
+    return _named(_advanced_getitem(self, index_key(self, key)), "IndexBackward0", self)
+
+
+def _basic_node_name(key):
+    """torch's node for basic indexing: that of the last index it applies (an int selects, None unsqueezes,
+    a slice slices)."""
+    for k in reversed(key if isinstance(key, tuple) else (key,)):
+        if k is None:
+            return "UnsqueezeBackward0"
+        if isinstance(k, slice):
+            return "SliceBackward0"
+        if k is not Ellipsis and not isinstance(k, (bool, np.bool_)):
+            return "SelectBackward0"
+    return "AliasBackward0"
 
 
 def _sequence_as_tuple(key):

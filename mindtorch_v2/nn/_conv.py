@@ -12,6 +12,7 @@ from ..core import (adaptive_pool_bins, avg_pool, conv, conv_transpose, conv_tra
 from ..eager.autocast_state import lower_precision
 from ..eager.creation import arange, tensor, zeros
 from ..eager.ops import cat, einsum, matmul, relu
+from ..eager.tensor import _named
 from ._utils import along, ntuple
 
 
@@ -23,7 +24,10 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{weight.shape[1]}x{weight.shape[0]})")
     out = matmul(input, weight.t())
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    # torch's nodes: addmm for a matrix input, a view of it for the others
+    return _named(out + bias, "AddmmBackward0" if input.ndim == 2 else "ViewBackward0", input, weight, bias)
 
 
 def bilinear(input1, input2, weight, bias=None):
