@@ -124,3 +124,15 @@ def test_writes_with_history_into_a_layout_preserving_clone():
         z.sum().backward()
         grads.append((base.grad, shift.grad))
     assert torch.equal(grads[0][0], grads[1][0]) and torch.equal(grads[0][1], grads[1][1])
+
+
+def test_conv_output_is_channels_last_when_its_input_or_weight_is():
+    import mindtorch_v2 as torch
+    conv = torch.nn.Conv2d(3, 4, 3)
+    x = torch.randn(2, 3, 8, 8)
+    assert conv(x).is_contiguous()
+    y = conv(x.to(memory_format=torch.channels_last))
+    assert y.stride() == (144, 1, 24, 4) and y.is_contiguous(memory_format=torch.channels_last)
+    conv.to(memory_format=torch.channels_last)
+    assert conv(x).stride() == (144, 1, 24, 4)
+    torch.testing.assert_close(conv(x), conv(x.to(memory_format=torch.channels_last)))

@@ -12,6 +12,7 @@ from ..core import (adaptive_pool_bins, avg_pool, conv, conv_transpose, conv_tra
 from ..eager.autocast_state import lower_precision
 from ..eager.creation import arange, tensor, zeros
 from ..eager.ops import cat, einsum, matmul, relu
+from ..eager.memory_format import channels_last, channels_last_3d, has_layout, storage_order, to_format
 from ..eager.tensor import _named
 from ._utils import along, ntuple
 
@@ -81,6 +82,13 @@ def _conv(name, k, input, weight, bias, stride, padding, dilation, groups):
                     int(groups))
     if bias is not None:
         out = out + bias.reshape((-1,) + (1,) * k)
+    if k > 1 and input.ndim == k + 2:
+        # torch's suggested layout: a channels-last input or weight (one not also row-major) gives a
+        # channels-last output
+        fmt = channels_last if k == 2 else channels_last_3d
+        order = storage_order(fmt, k + 2)
+        if any(has_layout(t, order) and not has_layout(t, tuple(range(k + 2))) for t in (input, weight)):
+            out = to_format(out, fmt)
     return out
 
 
