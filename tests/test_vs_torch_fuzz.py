@@ -615,6 +615,9 @@ CASES = [(name, n) for name in sorted(OPS) + sorted(INPLACE) for n in range(CASE
 # Known differences from torch still to fix: each is an xfail that must fail, so a fix makes its entry fail until
 # it is removed from this set.
 KNOWN = {
+    # an infinite weight: torch's CPU kernel folds weight into one scale and shift (x * scale + shift), so
+    # inf - inf gives nan on one side of the mean; we normalize and then scale, giving -inf there. Kept: our
+    # order is the formula's, and matching would mean copying the kernel's arithmetic order for inf inputs.
     "batch_norm-6",
 }
 
