@@ -91,6 +91,19 @@ def test_eager_tensors_keep_torchs_zero_dim_tier():
         torch.tensor([1], dtype=torch.uint16) + torch.tensor([1], dtype=torch.int16)
 
 
+def test_eager_ops_beyond_the_operators_keep_torchs_tier_too():
+    """Eager ops cast to torch's result dtype before they call the core, whose promotion is the standard's."""
+    x, zero = torch.tensor([3, -7], dtype=torch.int32), torch.tensor(2, dtype=torch.int64)
+    assert torch.where(torch.tensor([True, False]), x, zero).dtype is torch.int32
+    assert torch.clamp(x, min=zero).dtype is torch.int32
+    assert torch.fmod(x, zero).dtype is torch.int32 and torch.div(x, zero, rounding_mode="floor").dtype is torch.int32
+    assert torch.maximum(torch.tensor([1.0]), torch.tensor(2.0, dtype=torch.float64)).dtype is torch.float32
+    assert torch.sum(torch.tensor([200, 100], dtype=torch.uint8)).dtype is torch.int64
+    # the same values in the core: strong 0-d arrays, unsigned sums stay unsigned
+    assert xp.where(arr([True, False]), arr([3, -7], xp.int32), arr(2, xp.int64)).dtype is xp.int64
+    assert xp.sum(arr([200, 100], xp.uint8)).dtype is xp.uint64
+
+
 def test_can_cast_stays_within_a_kind():
     assert xp.can_cast(xp.int8, xp.int32) and not xp.can_cast(xp.int32, xp.int8)
     assert xp.can_cast(arr([1], xp.uint8), xp.int16) and not xp.can_cast(xp.uint16, xp.int16)
