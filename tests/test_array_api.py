@@ -320,6 +320,14 @@ def test_at_updates_combine_duplicate_indices_as_numpy_ufunc_at(mode, ufunc):
     np.testing.assert_allclose(npa(out), expected, rtol=1e-6)
 
 
+def test_at_divide_divides_at_the_key_and_keeps_the_rest():
+    x = arr([8.0, 6.0, 5.0])
+    np.testing.assert_allclose(npa(x.at[arr([0, 2, 0])].divide(arr([2.0, 5.0, 4.0]))), [1.0, 6.0, 1.0])
+    assert arr([4, 6]).at[0].divide(2).dtype is xp.float32  # integers divide to the default float, as `/`
+    g = xp.grad(lambda v: xp.sum(x.at[1].divide(v)))(arr(3.0))
+    np.testing.assert_allclose(npa(g), -6.0 / 9.0, rtol=1e-6)
+
+
 def test_at_rejects_bad_values():
     with pytest.raises(ValueError, match="cannot be broadcast"):
         arr([1.0, 2.0]).at[0].set(arr([1.0, 2.0]))
