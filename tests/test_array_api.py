@@ -376,8 +376,11 @@ def test_grad_and_vmap_of_a_function_written_against_the_namespace():
 # ---------------------------------------------------------------------------
 # scikit-learn with array_api_dispatch=True recognises core arrays (through array_api_compat and
 # __array_namespace__). SciPy reads SCIPY_ARRAY_API when it is first imported, so this runs in a fresh
-# interpreter. (LinearDiscriminantAnalysis and Ridge(solver="svd") write into arrays with __setitem__
-# inside scikit-learn, which immutable arrays refuse, as JAX's do.)
+# interpreter. (LinearDiscriminantAnalysis and Ridge(solver="svd") write into arrays with a plain __setitem__
+# inside scikit-learn 1.9 (`means[i, :] = ...`, `std[std == 0] = 1.0`, `d[idx] = ...`), not through
+# array-api-extra's at(), which immutable arrays refuse, as JAX's do. at() itself takes its functional path
+# only for arrays array_api_compat recognises as JAX's, by class; for any other type with
+# __array_namespace__ is_writeable_array is True, and there is no hook a library can set.)
 
 _PCA_SCRIPT = """
 import numpy as np
