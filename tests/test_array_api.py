@@ -91,6 +91,19 @@ def test_eager_tensors_keep_torchs_zero_dim_tier():
         torch.tensor([1], dtype=torch.uint16) + torch.tensor([1], dtype=torch.int16)
 
 
+def test_eager_ops_beyond_the_operators_keep_torchs_tier_too():
+    """Eager ops cast to torch's result dtype before they call the core, whose promotion is the standard's."""
+    x, zero = torch.tensor([3, -7], dtype=torch.int32), torch.tensor(2, dtype=torch.int64)
+    assert torch.where(torch.tensor([True, False]), x, zero).dtype is torch.int32
+    assert torch.clamp(x, min=zero).dtype is torch.int32
+    assert torch.fmod(x, zero).dtype is torch.int32 and torch.div(x, zero, rounding_mode="floor").dtype is torch.int32
+    assert torch.maximum(torch.tensor([1.0]), torch.tensor(2.0, dtype=torch.float64)).dtype is torch.float32
+    assert torch.sum(torch.tensor([200, 100], dtype=torch.uint8)).dtype is torch.int64
+    # the same values in the core: strong 0-d arrays, unsigned sums stay unsigned
+    assert xp.where(arr([True, False]), arr([3, -7], xp.int32), arr(2, xp.int64)).dtype is xp.int64
+    assert xp.sum(arr([200, 100], xp.uint8)).dtype is xp.uint64
+
+
 def test_can_cast_stays_within_a_kind():
     assert xp.can_cast(xp.int8, xp.int32) and not xp.can_cast(xp.int32, xp.int8)
     assert xp.can_cast(arr([1], xp.uint8), xp.int16) and not xp.can_cast(xp.uint16, xp.int16)
@@ -307,6 +320,14 @@ def test_at_updates_combine_duplicate_indices_as_numpy_ufunc_at(mode, ufunc):
     np.testing.assert_allclose(npa(out), expected, rtol=1e-6)
 
 
+def test_at_divide_divides_at_the_key_and_keeps_the_rest():
+    x = arr([8.0, 6.0, 5.0])
+    np.testing.assert_allclose(npa(x.at[arr([0, 2, 0])].divide(arr([2.0, 5.0, 4.0]))), [1.0, 6.0, 1.0])
+    assert arr([4, 6]).at[0].divide(2).dtype is xp.float32  # integers divide to the default float, as `/`
+    g = xp.grad(lambda v: xp.sum(x.at[1].divide(v)))(arr(3.0))
+    np.testing.assert_allclose(npa(g), -6.0 / 9.0, rtol=1e-6)
+
+
 def test_at_rejects_bad_values():
     with pytest.raises(ValueError, match="cannot be broadcast"):
         arr([1.0, 2.0]).at[0].set(arr([1.0, 2.0]))
@@ -355,8 +376,11 @@ def test_grad_and_vmap_of_a_function_written_against_the_namespace():
 # ---------------------------------------------------------------------------
 # scikit-learn with array_api_dispatch=True recognises core arrays (through array_api_compat and
 # __array_namespace__). SciPy reads SCIPY_ARRAY_API when it is first imported, so this runs in a fresh
-# interpreter. (LinearDiscriminantAnalysis and Ridge(solver="svd") write into arrays with __setitem__
-# inside scikit-learn, which immutable arrays refuse, as JAX's do.)
+# interpreter. (LinearDiscriminantAnalysis and Ridge(solver="svd") write into arrays with a plain __setitem__
+# inside scikit-learn 1.9 (`means[i, :] = ...`, `std[std == 0] = 1.0`, `d[idx] = ...`), not through
+# array-api-extra's at(), which immutable arrays refuse, as JAX's do. at() itself takes its functional path
+# only for arrays array_api_compat recognises as JAX's, by class; for any other type with
+# __array_namespace__ is_writeable_array is True, and there is no hook a library can set.)
 
 _PCA_SCRIPT = """
 import numpy as np

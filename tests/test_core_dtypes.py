@@ -115,19 +115,36 @@ def test_new_dtypes_round_trip_through_numpy():
     assert core.asarray(np.array([1j])).dtype is core.complex128
 
 
-def test_torch_promotion_of_the_new_dtypes():
-    P = dt.promote_types
+def test_core_promotion_of_the_new_dtypes_follows_the_standard():
+    P = core.promote_types
     assert P(core.complex64, core.float64) is core.complex128
     assert P(core.bfloat16, core.float16) is core.float32
     assert P(core.bfloat16, core.int64) is core.bfloat16
     assert P(core.uint16, core.float32) is core.float32
-    with pytest.raises(TypeError, match="uint16, uint32, uint64 types is not supported.*UInt16 and Int"):
-        P(core.uint16, core.int32)
-    with pytest.raises(RuntimeError, match="Float8 Types is not supported"):
+    # unsigned types widen into a signed type that holds both (PyTorch refuses these: see below)
+    assert P(core.uint16, core.int32) is core.int32
+    assert P(core.uint16, core.int16) is core.int32
+    assert P(core.uint32, core.int8) is core.int64
+    assert P(core.uint64, core.uint8) is core.uint64
+    with pytest.raises(TypeError, match="does not promote uint64 with int64"):
+        P(core.uint64, core.int64)
+    with pytest.raises(TypeError, match="does not promote float8_e4m3fn with float32"):
         P(core.float8_e4m3fn, core.float32)
 
 
-def test_promote_types_table_is_symmetric_and_matches_torch():
+def test_torch_promotion_of_the_new_dtypes_is_the_eager_layers():
+    import mindtorch_v2 as torch
+    P = torch.promote_types
+    assert P(torch.complex64, torch.float64) is torch.complex128
+    assert P(torch.bfloat16, torch.float16) is torch.float32
+    assert P(torch.uint16, torch.float32) is torch.float32
+    with pytest.raises(RuntimeError, match="uint16, uint32, uint64 types is not supported.*UInt16 and Int"):
+        P(torch.uint16, torch.int32)
+    with pytest.raises(RuntimeError, match="Float8 Types is not supported"):
+        P(torch.float8_e4m3fn, torch.float32)
+
+
+def test_promote_types_table_is_symmetric_and_follows_the_standard():
     def promoted(a, b):
         try:
             return core.promote_types(a, b)

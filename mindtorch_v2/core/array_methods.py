@@ -13,7 +13,7 @@ from .ops.elementwise import (abs, add, bitwise_and, bitwise_not, bitwise_or, bi
                               ge, gt, le, lt, mul, ne, neg, pow, remainder, sub)
 from .ops.elementary import left_shift, right_shift
 from .ops.elementwise import conj, imag, real
-from .ops.creation import to_device
+from .ops.creation import ones_like, to_device
 from .ops.indexing import at_update, getitem
 from .ops.linalg import matmul
 from .ops.reduction import all, any, argmax, argmin, cumsum, max, min, prod, sum
@@ -134,7 +134,7 @@ def __dlpack_device__(a):
 
 def __setitem__(a, key, value):
     raise TypeError("core arrays are immutable and do not support item assignment; use the functional "
-                    "update x.at[key].set(value) (also .add, .multiply, .min, .max), which returns a new array")
+                    "update x.at[key].set(value) (also .add, .multiply, .divide, .min, .max), which returns a new array")
 
 
 class _At:
@@ -150,7 +150,8 @@ class _At:
 
 
 class _AtIndex:
-    """`x.at[key]`: .get() reads x[key]; .set / .add / .multiply / .min / .max return updated copies of x."""
+    """`x.at[key]`: .get() reads x[key]; .set / .add / .multiply / .divide / .min / .max return updated copies
+    of x."""
 
     __slots__ = ("array", "key")
 
@@ -168,6 +169,11 @@ class _AtIndex:
 
     def multiply(self, values):
         return at_update(self.array, self.key, values, "multiply")
+
+    def divide(self, values):
+        """x divided by values at key (duplicate indices divide by each), as JAX's: x over a divisor that is
+        1 away from key; integer arrays give the default float dtype, as `/` does."""
+        return div(self.array, at_update(ones_like(self.array), self.key, values, "multiply"))
 
     def min(self, values):
         return at_update(self.array, self.key, values, "min")

@@ -1,14 +1,15 @@
-"""dtypes as interned module objects, and the promotion rules of the core and of PyTorch.
+"""dtypes as interned module objects, and the core's promotion rules (the Array API standard's and JAX's).
 
 Categories order the promotion: bool < integer < floating < complex. Python scalars are
 *weak*: they only choose the result's category, never its size, so
 `int64 array * 2.5 -> float32` (the default float) and
 `float32 array + 1e-3 -> float32`.
 
-Core arrays follow the Array API standard (and JAX): every array is strong, whatever its rank, and
-unsigned integers mix with signed ones by widening (uint16 + int16 -> int32). Values that take binds
-over (the eager Tensor, whose type defines `__mt_bind__`) keep PyTorch's rules: a zero-dimensional
-tensor sits between dimensioned tensors and Python scalars, and uint16/32/64 mix only with floats.
+Every array is strong, whatever its rank, and unsigned integers mix with signed ones by widening
+(uint16 + int16 -> int32). PyTorch's extra rules (a zero-dimensional tensor sits between dimensioned
+tensors and Python scalars; uint16/32/64 mix only with floats) are the eager layer's, in
+mindtorch_v2/eager/promotion.py: eager ops cast their operands to torch's result dtype before they
+call the core.
 
 bfloat16 and the float8 types are ml_dtypes' NumPy dtypes (the library JAX uses): stored narrow,
 computed in float32 by the cpu lowerings (see `primitive.Primitive._entry`), as PyTorch does on CPU."""
@@ -21,8 +22,9 @@ BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
 
 
 class PromotionError(TypeError, RuntimeError):
-    """Two dtypes PyTorch refuses to promote (float8 or uint16/32/64 with another type). A TypeError
-    for the core, as NumPy raises for dtypes it cannot combine; a RuntimeError for torch code."""
+    """Two dtypes no promotion holds (uint64 with a signed integer, float8 with another type; for PyTorch
+    also uint16/32 with a non-float). A TypeError for the core, as NumPy raises for dtypes it cannot
+    combine; a RuntimeError for torch code."""
 
 
 class DType:
@@ -89,7 +91,6 @@ FLOATING = (float16, bfloat16, float8_e4m3fn, float8_e5m2, float32, float64)
 COMPLEXES = (complex64, complex128)
 INTEGRAL = (uint8, int8, int16, int32, int64, uint16, uint32, uint64)
 _FLOAT8 = (float8_e4m3fn, float8_e5m2)
-_WIDE_UNSIGNED = (uint16, uint32, uint64)  # PyTorch promotes them only with floating types
 
 _TO_REAL = {complex64: float32, complex128: float64}
 _TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128,
@@ -147,67 +148,34 @@ def canonicalize(dtype):
         raise TypeError(f"cannot interpret {dtype!r} as a dtype") from None
 
 
-def _promote_pair(a, b):
-    """Promote two dtypes of arrays (both strong); None where PyTorch refuses."""
+_SIGNED_HOLDING = {1: int16, 2: int32, 4: int64}  # the signed type that holds an unsigned one of this size
+
+
+def _standard_pair(a, b):
+    """The standard's (and JAX's) promotion of two array dtypes; None where no dtype holds both (uint64
+    with a signed integer, a float8 type with another type)."""
     if a is b:
         return a
     if a in _FLOAT8 or b in _FLOAT8:
         return None
-    if (a in _WIDE_UNSIGNED or b in _WIDE_UNSIGNED) and FLOAT not in (a.category, b.category):
-        return None  # uint16/32/64 mix only with floating types
     if a.category != b.category:
         hi, lo = (a, b) if a.category > b.category else (b, a)
         if hi.category == COMPLEX and lo.category == FLOAT:  # complex64 + float64 -> complex128
-            return _TO_COMPLEX[_promote_pair(hi.to_real(), lo)]
-        return hi
+            return _TO_COMPLEX[_standard_pair(hi.to_real(), lo)]
+        return hi  # bool with anything, integers with inexact types: the higher kind (JAX's lattice)
     if a.category in (FLOAT, COMPLEX):
         if {a, b} == {float16, bfloat16}:
             return float32
         return a if a.itemsize >= b.itemsize else b
-    # integers: uint8 mixes with signed types by widening to a signed type
     if a.is_signed == b.is_signed:
         return a if a.itemsize >= b.itemsize else b
     signed, unsigned = (a, b) if a.is_signed else (b, a)
     if signed.itemsize > unsigned.itemsize:
         return signed
-    return int16  # uint8 with int8
-
-
-_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
-_SIGNED_HOLDING = {1: int16, 2: int32, 4: int64}  # the signed type that holds an unsigned one of this size
-
-
-def _standard_pair(a, b):
-    """The standard's (and JAX's) promotion of two array dtypes; None where no dtype holds both
-    (uint64 with a signed integer, float8 with another type)."""
-    if a in _WIDE_UNSIGNED or b in _WIDE_UNSIGNED:
-        if a.category <= INT and b.category <= INT:
-            if a.category == BOOL or b.category == BOOL:
-                return b if a.category == BOOL else a
-            if a.is_signed == b.is_signed:
-                return a if a.itemsize >= b.itemsize else b
-            signed, unsigned = (a, b) if a.is_signed else (b, a)
-            if signed.itemsize > unsigned.itemsize:
-                return signed
-            return _SIGNED_HOLDING.get(unsigned.itemsize)
-    return _PROMOTE[a, b]
+    return _SIGNED_HOLDING.get(unsigned.itemsize)  # uint8 + int8 -> int16, uint64 + int64 -> none
 
 
 _STANDARD = {(a, b): _standard_pair(a, b) for a in ALL for b in ALL}
-
-
-def _promote(a, b):
-    out = _PROMOTE[a, b]
-    if out is None:
-        kind = "Float8 Types" if a in _FLOAT8 or b in _FLOAT8 else "uint16, uint32, uint64 types"
-        raise PromotionError(f"Promotion for {kind} is not supported, attempted to promote {a.scalar_name} and "
-                             f"{b.scalar_name}")
-    return out
-
-
-def promote_types(a, b):
-    """PyTorch's promotion of two dtypes (torch.promote_types)."""
-    return _promote(a, b)
 
 
 def _promote_standard(a, b):
@@ -215,6 +183,11 @@ def _promote_standard(a, b):
     if out is None:
         raise PromotionError(f"the array API standard does not promote {a.name} with {b.name}")
     return out
+
+
+def promote_types(a, b):
+    """The standard's (and JAX's) promotion of two dtypes: the smallest dtype holding both."""
+    return _promote_standard(a, b)
 
 
 def scalar_category(x):
@@ -240,69 +213,40 @@ def default_for_category(category):
     return _DEFAULT_FOR_CATEGORY[category]
 
 
-def follows_torch(x):
-    """Whether x keeps PyTorch's dtype rules: the eager Tensor (a value whose type takes binds over).
-    Core arrays and tracers follow the Array API standard."""
-    return hasattr(type(x), "__mt_bind__")
-
-
 def sum_dtype(x):
-    """The dtype a sum or product of x accumulates in when none is given: bool and signed integers in
-    int64, unsigned integers in uint64 (the standard's rule; PyTorch's int64 for eager Tensors), others
-    in their own dtype."""
+    """The dtype a sum or product of x accumulates in when none is given (the standard's rule): bool and
+    signed integers in int64, unsigned integers in uint64, others in their own dtype."""
     d = x.dtype
     if d.category > INT:
         return d
-    if d.category == INT and not d.is_signed and not follows_torch(x):
-        return uint64
-    return int64
+    return int64 if d.is_signed or d.category == BOOL else uint64
 
 
 def result_type(*args):
-    """The result dtype of arrays, dtypes and Python scalars.
+    """The result dtype of arrays, dtypes and Python scalars, by the Array API standard (and JAX).
 
-    Core arrays and dtypes are strong (the Array API standard, JAX): they promote by the standard's
-    table; Python scalars are weak and only lift the category (to its default dtype, or for complex
-    scalars with float arrays to the complex type of the float's width).
-
-    With an eager Tensor among the operands (a value whose type defines `__mt_bind__`) PyTorch's
-    three tiers apply: dimensioned tensors, zero-dim tensors, python scalars. The highest tier
-    present sets the dtype unless a lower tier has a higher category, which then picks its own
-    dtype (zero-dim) or the default dtype of its category (python scalars).
+    Arrays and dtypes are strong, whatever their rank: they promote by the standard's table. Python
+    scalars are weak and only lift the category (to its default dtype, or for complex scalars with
+    float arrays to the complex type of the float's width). PyTorch's weaker zero-dim tier is the eager
+    layer's (mindtorch_v2/eager/promotion.py): eager ops hand the core operands already cast.
     """
-    torch_rules = False
-    for x in args:
-        if follows_torch(x):
-            torch_rules = True
-            break
-    table, pair = (_PROMOTE, _promote) if torch_rules else (_STANDARD, _promote_standard)
-    dim = zero = None
+    out = None
     scalar_cat = -1
     for x in args:
-        if type(x) is DType:
-            dim = x if dim is None else table[dim, x] or pair(dim, x)
-            continue
-        d = getattr(x, "dtype", None)
+        d = x if type(x) is DType else getattr(x, "dtype", None)
         if type(d) is DType:
-            if x.shape or not torch_rules:
-                dim = d if dim is None else table[dim, d] or pair(dim, d)
-            else:
-                zero = d if zero is None else table[zero, d] or pair(zero, d)
+            out = d if out is None else _STANDARD[out, d] or _promote_standard(out, d)
         else:
             c = scalar_category(x)
             if c > scalar_cat:
                 scalar_cat = c
-    if dim is None:
-        dim, zero = zero, None
-    if dim is None:
+    if out is None:
         return default_for_category(scalar_cat)
-    if zero is not None and zero.category > dim.category:
-        dim = _complex_of(zero, dim) if zero.category == COMPLEX and dim.category == FLOAT else zero
-    if scalar_cat > dim.category:
-        if scalar_cat == COMPLEX and dim.category == FLOAT:  # float64 tensor * 1j -> complex128
-            return _TO_COMPLEX[dim]
+    if scalar_cat > out.category:
+        if scalar_cat == COMPLEX and out.category == FLOAT:  # float64 array * 1j -> complex128
+            return _TO_COMPLEX[out]
         return default_for_category(scalar_cat)
-    return dim
+    return out
 
 
 def can_cast(from_, to):
@@ -346,11 +290,6 @@ def isdtype(dtype, kind):
         except KeyError:
             raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {', '.join(map(repr, _KINDS))}") from None
     raise TypeError(f"isdtype: kind must be a dtype, a kind name or a tuple of them, got {kind!r}")
-
-
-def _complex_of(c, f):
-    """A 0-d complex with an n-d float: the complex type of the float's width, at least c's (torch)."""
-    return _TO_COMPLEX[f] if f.itemsize > c.to_real().itemsize else c
 
 
 def is_float(dtype):

@@ -7,7 +7,7 @@ import warnings
 from .autocast_state import lower_precision
 from .. import core
 from ..core import dtypes as _dt
-from . import grad_mode, return_types
+from . import grad_mode, promotion as _promotion, return_types
 from .autograd.function import Function
 from .declare import tensor_method, torch_op
 from .ops import _t, _w, bmm, mv, outer
@@ -342,7 +342,7 @@ def cross(input, other, dim=None):
 
 
 def linalg_cross(input, other, *, dim=-1):
-    a, b = _t(input), _t(other)
+    a, b = _promotion.promote(_t(input), _t(other))
     if a.ndim != b.ndim:
         raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
     d = _dim(dim, a.ndim)

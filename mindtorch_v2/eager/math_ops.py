@@ -13,6 +13,9 @@ from .methods import _forward, _reflected
 from .ops import _t, _unary, _w
 from .tensor import Tensor, UnsupportedDTypeError
 from .writeback import inplace_method
+from . import promotion as _promotion
+
+_p = _promotion.promote  # operands cast to torch's result dtype (the core promotes by the standard)
 
 __all__ = [
     "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan",
@@ -26,7 +29,7 @@ _FLOAT = _dt.FLOAT
 
 
 def _dtype_of(*xs):
-    return _dt.result_type(*(x for x in xs if x is not None))
+    return _promotion.result_type(*(x for x in xs if x is not None))
 
 
 def _refuse(kernel, dtype):
@@ -88,7 +91,7 @@ i0 = torch_op(_unary(core.special.i0), name="i0", inplace=True, out=True)
 
 @torch_op(inplace=True, out=True, aliases=("arctan2",))
 def atan2(input, other):
-    return _w(core.atan2(_t(input), other))
+    return _w(core.atan2(*_p(_t(input), other)))
 
 
 arctan2 = atan2
@@ -97,7 +100,7 @@ arctan2 = atan2
 @torch_op(inplace=True, out=True)
 def hypot(input, other):
     _float_kernel("hypot", input, other)
-    return _w(core.hypot(_t(input), other))
+    return _w(core.hypot(*_p(_t(input), other)))
 
 
 @torch_op(out=True)
@@ -105,7 +108,7 @@ def logaddexp(input, other):
     if _dtype_of(input, other).category == _COMPLEX:
         return _complex_logaddexp(_t(input), other)
     _float_kernel("logaddexp", input, other)
-    return _w(core.logaddexp(_t(input), other))
+    return _w(core.logaddexp(*_p(_t(input), other)))
 
 
 def _complex_logaddexp(x, y):
@@ -122,18 +125,18 @@ def _complex_logaddexp(x, y):
 @torch_op(out=True)
 def logaddexp2(input, other):
     _float_kernel("logaddexp2", input, other)
-    return _w(core.logaddexp2(_t(input), other))
+    return _w(core.logaddexp2(*_p(_t(input), other)))
 
 
 @torch_op(inplace=True, out=True)
 def nextafter(input, other):
     _float_kernel("nextafter", input, other)
-    return _w(core.nextafter(_t(input), other))
+    return _w(core.nextafter(*_p(_t(input), other)))
 
 
 @torch_op(inplace=True, out=True)
 def copysign(input, other):
-    return _w(core.copysign(_t(input), other))
+    return _w(core.copysign(*_p(_t(input), other)))
 
 
 @torch_op(inplace=True, out=True)
@@ -143,14 +146,14 @@ def ldexp(input, other):
     x, e = _t(input), _t(other)
     if e.dtype.category < _dt.FLOAT:
         e = core.cast(e, x.dtype if x.dtype.category >= _dt.FLOAT else _dt.default_float)
-    return _w(core.mul(x, core.exp2(e)))
+    return _w(core.mul(*_promotion.promote(x, _w(core.exp2(e)))))
 
 
 @torch_op(inplace=True, out=True)
 def xlogy(input, other):
     if _dtype_of(input, other).category == _COMPLEX:
         _refuse("xlogy", _dtype_of(input, other))
-    return _w(core.special.xlogy(input, other))
+    return _w(core.special.xlogy(*_p(input, other)))
 
 
 @torch_op(out=True)
@@ -199,17 +202,17 @@ def mvlgamma(input, p):
 def heaviside(input, values):
     if isinstance(values, Tensor) and input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
-    return _w(core.heaviside(input, values))
+    return _w(core.heaviside(*_p(input, values)))
 
 
 @torch_op(out=True)
 def fmax(input, other):
-    return _w(core.fmax(_t(input), other))
+    return _w(core.fmax(*_p(_t(input), other)))
 
 
 @torch_op(out=True)
 def fmin(input, other):
-    return _w(core.fmin(_t(input), other))
+    return _w(core.fmin(*_p(_t(input), other)))
 
 
 @torch_op(out=True)
@@ -279,25 +282,25 @@ def positive(input):
 @torch_op(inplace=True, out=True)
 def gcd(input, other):
     _integer_kernel("gcd", input, other)
-    return _w(core.gcd(input, other))
+    return _w(core.gcd(*_p(input, other)))
 
 
 @torch_op(inplace=True, out=True)
 def lcm(input, other):
     _integer_kernel("lcm", input, other)
-    return _w(core.lcm(input, other))
+    return _w(core.lcm(*_p(input, other)))
 
 
 @torch_op(inplace=True, out=True)
 def bitwise_left_shift(input, other):
     _integer_kernel("lshift", input, other)
-    return _w(core.left_shift(input, other))
+    return _w(core.left_shift(*_p(input, other)))
 
 
 @torch_op(inplace=True, out=True)
 def bitwise_right_shift(input, other):
     _integer_kernel("rshift", input, other)
-    return _w(core.right_shift(input, other))
+    return _w(core.right_shift(*_p(input, other)))
 
 
 @tensor_method

@@ -17,6 +17,7 @@ from .autocast_state import lower_precision
 from .declare import tensor_method, torch_op, write_out
 from .inplace import check_scalar_fits
 from .memory_format import keep_layout
+from . import promotion as _promotion
 
 __all__ = [
     "abs", "absolute", "neg", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin",
@@ -177,10 +178,11 @@ _FLOAT = _dt.FLOAT
 
 def _binary(fn, prim=None, float_only=False):
     """torch.fn(input, other); same-dtype tensors (and a float tensor with a python number) go straight
-    to the bind hook, the rest through the core function's PyTorch promotion."""
+    to the bind hook, the rest to the core function with operands cast to torch's result dtype."""
+    promote = _promotion.promote
     if prim is None:
         def op(input, other):
-            out = _w(fn(input, other))
+            out = _w(fn(*promote(input, other)))
             return out if out._shape.__len__() < 2 else keep_layout(out, input, other)
     else:
         scalar = core.scalar_array
@@ -196,7 +198,7 @@ def _binary(fn, prim=None, float_only=False):
                 elif (type(other) is float or type(other) is int) and dtype.category == _FLOAT:
                     out = bind_binary(prim, input, scalar(other, dtype, input._storage.value.device))
                     return out if input._strides is None else keep_layout(out, input)
-            out = _w(fn(input, other))
+            out = _w(fn(*promote(input, other)))
             return out if out._shape.__len__() < 2 else keep_layout(out, input, other)
     op.__name__ = fn.__name__
     return op
@@ -274,7 +276,7 @@ def _scaled(input, other, alpha):
     """alpha * other in the dtype of the op's result (alpha takes no part in the promotion, as in torch)."""
     if alpha == 1 and type(alpha) is not bool:
         return other
-    dtype = _dt.result_type(input, other)
+    dtype = _promotion.result_type(input, other)
     if isinstance(alpha, (bool, np.bool_)) and dtype is not _dt.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, (float, np.floating)) and dtype.category != _FLOAT:
@@ -307,9 +309,9 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return true_divide(input, other)
     if rounding_mode == "floor":
-        return _w(core.floor_divide(input, other))
+        return _w(core.floor_divide(*_promotion.promote(input, other)))
     if rounding_mode == "trunc":
-        return _w(core.trunc_divide(input, other))
+        return _w(core.trunc_divide(*_promotion.promote(input, other)))
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
@@ -319,7 +321,7 @@ divide = div
 @torch_op(inplace=True, out=True)
 def fmod(input, other):
     """C's fmod: the remainder with the sign of the dividend."""
-    return _w(core.fmod(input, other))
+    return _w(core.fmod(*_promotion.promote(input, other)))
 
 
 @torch_op(method=False, out=True)
@@ -329,7 +331,7 @@ def where(condition, input=None, other=None):
     if isinstance(condition, Tensor) and condition.dtype is not _dt.bool_ and condition.dtype is not _dt.uint8:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{condition.dtype.scalar_name}")
-    return keep_layout(_w(core.where(condition, input, other)), condition, input, other)
+    return keep_layout(_w(core.where(condition, *_promotion.promote(input, other))), condition, input, other)
 
 
 @tensor_method("where")
@@ -345,9 +347,12 @@ def clamp(input, min=None, max=None):  # noqa: A002
     x = _t(input)
     bounds = [b for b in (min, max) if b is not None]
     if x.dtype is _dt.bool_ and not (len(bounds) == 1 and isinstance(bounds[0], Tensor)) \
-            and _dt.result_type(x, *bounds) is _dt.bool_:  # (one bool tensor bound works: clamp_min / _max)
+            and _promotion.result_type(x, *bounds) is _dt.bool_:  # (one bool tensor bound works: clamp_min / _max)
         raise UnsupportedDTypeError('"clamp_cpu" not implemented for \'Bool\'')
     tensor_bound = isinstance(min, Tensor) or isinstance(max, Tensor)
+    if tensor_bound:  # torch's result dtype of all three (numbers keep x's dtype in the core too)
+        x, *bounds = _promotion.promote(x, *bounds)
+        min, max = (bounds.pop(0) if min is not None else None), (bounds.pop(0) if max is not None else None)
     return _named(_w(core.clamp(x, min, max)), "ClampBackward0" if tensor_bound else "ClampBackward1", x)
 
 
@@ -382,12 +387,13 @@ def masked_fill(input, mask, value):
 
 @torch_op(inplace=True, out=True)
 def lerp(input, end, weight):
+    input, end, weight = _promotion.promote(input, end, weight)
     return _w(core.add(input, core.mul(weight, core.sub(end, input))))
 
 
 @torch_op
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = _t(input), _t(other)
+    a, b = _promotion.promote(_t(input), _t(other))
     close = core.le(core.abs(core.sub(a, b)), core.add(atol, core.mul(rtol, core.abs(b))))
     close = core.logical_or(close, core.eq(a, b))
     if equal_nan:
@@ -432,11 +438,11 @@ def ones_like_bool(x):
 
 def result_type(tensor1, tensor2):
     """The dtype torch's promotion gives an op on these two (tensors or numbers)."""
-    return _dt.result_type(tensor1, tensor2)
+    return _promotion.result_type(tensor1, tensor2)
 
 
 def promote_types(type1, type2):
-    return _dt.promote_types(_dt.canonicalize(type1), _dt.canonicalize(type2))
+    return _promotion.promote_types(_dt.canonicalize(type1), _dt.canonicalize(type2))
 
 
 def can_cast(from_, to):
@@ -453,6 +459,10 @@ def _reduce_args(input, dim, keepdim, empty_is_all=True):
     return x, _axis(dim, x.ndim, empty_is_all), bool(keepdim)
 
 
+def _is_unsigned(x):
+    return x.dtype.category == _dt.INT and not x.dtype.is_signed
+
+
 def _with_dtype(out, dtype):
     """A sum/prod/cumsum result in the requested dtype (the core's integer sums are int64)."""
     if dtype is None:
@@ -464,6 +474,8 @@ def _with_dtype(out, dtype):
 @torch_op(out=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    if dtype is None and _is_unsigned(x):
+        dtype = _dt.int64  # torch's sums of integers are int64 (the core's, the standard's, stay unsigned)
     if dtype is not None:
         x = core.cast(x, dtype)
     out = _with_dtype(core.sum(x, axis, keepdim), dtype)
@@ -473,6 +485,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
 @torch_op(out=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     x, axis, keepdim = _reduce_args(input, dim, keepdim)
+    if dtype is None and _is_unsigned(x):
+        dtype = _dt.int64
     if dtype is not None:
         x = core.cast(x, dtype)
     return _with_dtype(core.prod(x, axis, keepdim), dtype)
@@ -901,7 +915,7 @@ def cat(tensors, dim=0):
         if x.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {k}) cannot be concatenated")
     ref = builtins.max(tensors, key=lambda x: x.ndim)
-    dtype = _dt.result_type(*tensors) if builtins.any(x.dtype is not ref.dtype for x in tensors) else ref.dtype
+    dtype = _promotion.result_type(*tensors) if builtins.any(x.dtype is not ref.dtype for x in tensors) else ref.dtype
     # legacy empty tensors (shape (0,)) take part in the dtype only
     tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0) or x is ref]
     if builtins.any(x.dtype is not dtype for x in tensors):
@@ -932,7 +946,7 @@ def stack(tensors, dim=0):
     d = _dim(dim, tensors[0].ndim + 1)
     shape = tuple(tensors[0].shape)
     if d < len(shape):  # one concatenate along d, then split d into (n, size): two nodes, not 2n
-        joined = core.concatenate(tensors, d)
+        joined = core.concatenate(list(_promotion.promote(*tensors)), d)
         out = _w(core.reshape(joined, shape[:d] + (len(tensors), shape[d]) + shape[d + 1:]))
     else:
         out = cat([x.unsqueeze(d) for x in tensors], d)
@@ -1102,7 +1116,7 @@ def inner(input, other):
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(input.shape)} and {list(other.shape)}")
-    return _w(core.tensordot(input, other, ((input.ndim - 1,), (other.ndim - 1,))))
+    return _w(core.tensordot(*_promotion.promote(input, other), ((input.ndim - 1,), (other.ndim - 1,))))
 
 
 @torch_op(out=True)
@@ -1110,7 +1124,7 @@ def outer(input, vec2):
     for name, v in (("self", input), ("vec2", vec2)):
         if isinstance(v, Tensor) and v.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
-    return _w(core.outer(_t(input), _t(vec2)))
+    return _w(core.outer(*_promotion.promote(_t(input), _t(vec2))))
 
 
 ger = outer

@@ -77,6 +77,8 @@ def logcumsumexp(input, dim):
 @torch_op(out=True)
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     x = _t(input)
+    if dtype is None and x.dtype.category == _dt.INT and not x.dtype.is_signed:
+        dtype = _dt.int64  # torch's integer sums are int64 (the core's stay unsigned)
     if dtype is not None:
         dtype = _dt.canonicalize(dtype)
         x = _w(core.cast(x, dtype))

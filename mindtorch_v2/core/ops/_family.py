@@ -63,8 +63,9 @@ def as_operand(x):
 
 
 def promote(name, *xs, to_float=False, device=None):
-    """Operands of a same-dtype primitive: promote by PyTorch's rules, scalars become 0-d arrays
-    (on the first array's device, else on `device`, else on cpu)."""
+    """Operands of a same-dtype primitive: promote by the standard's rules (dt.result_type: arrays strong,
+    Python scalars weak), scalars become 0-d arrays (on the first array's device, else on `device`, else
+    on cpu)."""
     xs = [as_operand(x) for x in xs]
     dtype = dt.result_type(*xs)
     if to_float and dtype.category < dt.FLOAT:
