@@ -1,0 +1,101 @@
+"""The recurrent layers' numba loops (the `fast` extra) against their NumPy twins, and the NumPy fallback.
+
+The lowerings choose the faster loop by measurement; these tests force one or the other. The numba loops
+differ from NumPy's only by the rounding of tanh (our vectorized tanh against NumPy's SIMD one).
+"""
+import numpy as np
+import pytest
+
+from mindtorch_v2.core.ops import _rnn_kernels, rnn
+
+numba = pytest.importorskip("numba")
+
+TOL = {np.float32: 2e-6, np.float64: 1e-12}
+
+
+def _force(monkeypatch, fast):
+    monkeypatch.setattr(rnn, "_chosen", {})
+    monkeypatch.setattr(rnn, "_numba_available", lambda: fast)
+    monkeypatch.setattr(rnn, "_faster", lambda numpy_loop, kernel, args: kernel)
+
+
+def _cases(dtype):
+    r = np.random.default_rng(0)
+    steps, batch, hidden, proj = 5, 3, 4, 2
+
+    def a(*shape, s=1.0):
+        return (s * r.standard_normal(shape)).astype(dtype)
+    h0, c0 = a(batch, hidden), a(batch, hidden)
+    gx4, w4 = a(steps, batch, 4 * hidden, s=2), a(4 * hidden, hidden, s=0.5)
+    gx3, w3, b3 = a(steps, batch, 3 * hidden, s=2), a(3 * hidden, hidden, s=0.5), a(3 * hidden)
+    gx1, w1 = a(steps, batch, hidden, s=2), a(hidden, hidden, s=0.5)
+    wp, w4p, hp = a(proj, hidden), a(4 * hidden, proj, s=0.5), a(batch, proj)
+    g, gp, gh, ghp, gc = a(steps, batch, hidden), a(steps, batch, proj), a(batch, hidden), a(batch, proj), \
+        a(batch, hidden)
+
+    def lstm(*args):
+        out = rnn._lstm_cpu(*args)
+        p = args[4:]
+        g_out, g_hn = (gp, ghp) if p else (g, gh)
+        return out + rnn._lstm_vjp_cpu(*args[:4], out[0], g_out, g_hn, gc, *p)
+
+    def gru(*args):
+        out = rnn._gru_cpu(*args)
+        return out + rnn._gru_vjp_cpu(*args[:3], out[0], g, gh, *args[3:])
+
+    def elman(nonlinearity):
+        out = rnn._rnn_cpu(gx1, h0, w1, nonlinearity=nonlinearity)
+        return out + rnn._rnn_vjp_cpu(gx1, h0, w1, out[0], g, gh, nonlinearity=nonlinearity)
+    return {"lstm": lambda: lstm(gx4, h0, c0, w4), "lstm_proj": lambda: lstm(gx4, hp, c0, w4p, wp),
+            "gru": lambda: gru(gx3, h0, w3), "gru_bias": lambda: gru(gx3, h0, w3, b3),
+            "rnn_tanh": lambda: elman("tanh"), "rnn_relu": lambda: elman("relu")}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numba_loops_equal_the_numpy_loops_up_to_tanh_rounding(monkeypatch, dtype):
+    cases = _cases(dtype)
+    _force(monkeypatch, False)
+    want = {name: run() for name, run in cases.items()}
+    _force(monkeypatch, True)
+    for name, run in cases.items():
+        got = run()
+        assert rnn._chosen and all(fn is not key[0] for key, fn in rnn._chosen.items()), "the numba loops ran"
+        for i, (x, y) in enumerate(zip(got, want[name])):
+            assert x.dtype == y.dtype and x.shape == y.shape, (name, i)
+            np.testing.assert_allclose(x, y, rtol=TOL[dtype], atol=TOL[dtype] * np.abs(y).max(),
+                                       err_msg=f"{name} result {i}")
+
+
+def test_numba_tanh_keeps_signed_zeros_infinities_and_nan():
+    _rnn_kernels.kernels()  # (compiles _tanh in place)
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -3e-3, 0.0499, 0.0501, 0.7, -19.5, -25.0])
+    for low in (False, True):
+        got = np.array([_rnn_kernels._tanh(v, low) for v in x])
+        np.testing.assert_allclose(got, np.tanh(x), rtol=1e-9 if low else 1e-14)
+        assert np.array_equal(np.signbit(got), np.signbit(np.tanh(x)))
+
+
+def test_without_numba_the_numpy_loops_run(monkeypatch):
+    def no_kernels():
+        raise AssertionError("compiled a numba kernel without numba")
+    monkeypatch.setattr(rnn, "_chosen", {})
+    monkeypatch.setattr(rnn, "_numba_available", lambda: False)
+    monkeypatch.setattr(_rnn_kernels, "kernels", no_kernels)
+    for name, run in _cases(np.float32).items():
+        run()
+    assert not rnn._chosen
+
+
+def test_the_choice_is_made_once_per_signature_and_narrow_dtypes_stay_numpy(monkeypatch):
+    calls = []
+    monkeypatch.setattr(rnn, "_chosen", {})
+    monkeypatch.setattr(rnn, "_faster", lambda numpy_loop, kernel, args: calls.append(1) or numpy_loop)
+    cases = _cases(np.float64)
+    cases["rnn_tanh"]()
+    cases["rnn_tanh"]()
+    assert len(calls) == 2  # forward and backward loops, measured once each
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf = np.dtype(ml_dtypes.bfloat16)
+    z = np.zeros((2, 1, 3), bf)
+    rnn._rnn_cpu(z, z[0], np.zeros((3, 3), bf), nonlinearity="tanh")
+    assert len(calls) == 2
