@@ -48,7 +48,8 @@ from . import core
 from .core.array import aval as _aval
 from .core.array import make as _make
 from .core.primitive import new_main
-from .core.staging import ConcretizationTypeError, Executable, Jaxpr, JitTrace, JitTracer, Var, optimize, partition
+from .core.jaxpr import Jaxpr, Var, optimize, partition
+from .core.staging import ConcretizationTypeError, Executable, JitTrace, JitTracer
 from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.function import Function

@@ -23,7 +23,8 @@ from .dtypes import array_finfo as finfo, array_iinfo as iinfo  # the standard's
 from .dtypes import bool_ as bool  # noqa: A001,A004  (the standard's name of the boolean dtype, as jnp.bool)
 from .namespace_info import __array_namespace_info__
 from .ops import fft, linalg, random, special  # namespaces, as jax.numpy.fft/linalg, jax.random, jax.scipy.special
-from .staging import ConcretizationTypeError, Jaxpr, RecompileWarning, eval_jaxpr, jit, make_jaxpr
+from .jaxpr import Jaxpr, eval_jaxpr
+from .staging import ConcretizationTypeError, RecompileWarning, jit, make_jaxpr
 from .primitive import ALL_INPUTS, Primitive, Tracer, UnexpectedTracerError, VariadicVJP, bind, primitives
 from .ops.linalg import dot, matmul, matmul_p, matrix_transpose, outer, tensordot, vecdot
 
