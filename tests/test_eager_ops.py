@@ -378,3 +378,16 @@ def test_var_std_unbiased_positional_overload_and_int_error():
     close(torch.std(tx(), 0, True, True), X.std(axis=0, ddof=1, keepdims=True))
     with pytest.raises(RuntimeError, match="std and var only support floating point and complex dtypes"):
         torch.tensor([1, 2]).std()
+
+
+def test_python_ints_beyond_64_bits_are_torchs_overflow_errors():
+    import pytest
+    import mindtorch_v2 as torch
+    for t in (torch.ones(2), torch.ones(2, dtype=torch.int64)):
+        with pytest.raises(OverflowError, match="int too big to convert"):
+            t + 2 ** 64
+        with pytest.raises(OverflowError, match="int too big to convert"):
+            2 ** 70 * t
+        with pytest.raises(OverflowError, match="negative int to unsigned"):
+            t - (-2 ** 63 - 1)
+    assert (torch.ones(1) + 2 ** 63).item() == 2.0 ** 63

@@ -176,6 +176,9 @@ def trunc(input):
 _FLOAT = _dt.FLOAT
 
 
+_I64, _U64 = 1 << 63, 1 << 64  # a Python int operand must fit one of torch's 64-bit scalars
+
+
 def _binary(fn, prim=None, float_only=False):
     """torch.fn(input, other); same-dtype tensors (and a float tensor with a python number) go straight
     to the bind hook, the rest to the core function with operands cast to torch's result dtype."""
@@ -196,6 +199,8 @@ def _binary(fn, prim=None, float_only=False):
                         return out if input._strides is None and other._strides is None else \
                             keep_layout(out, input, other)
                 elif (type(other) is float or type(other) is int) and dtype.category == _FLOAT:
+                    if type(other) is int and not -_I64 <= other < _U64:
+                        _promotion.check_int_operand(other)
                     out = bind_binary(prim, input, scalar(other, dtype, input._storage.value.device))
                     return out if input._strides is None else keep_layout(out, input)
             out = _w(fn(*promote(input, other)))

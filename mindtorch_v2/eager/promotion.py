@@ -105,10 +105,21 @@ def _cast(x, dtype):
 _NUMBER_TYPES = (bool, int, float, complex, np.bool_, np.integer, np.inexact)
 
 
+def check_int_operand(v):
+    """torch's refusal of a Python int that no 64-bit scalar holds (it takes -2**63 .. 2**64 - 1)."""
+    if v >= 1 << 64:
+        raise OverflowError("int too big to convert")
+    if v < -(1 << 63):
+        raise OverflowError("can't convert negative int to unsigned")
+
+
 def promote(*xs):
     """xs with each tensor cast to torch's result dtype of all of them (numbers stay as they are: the core
     keeps them weak, and they cannot change a dtype that already accounts for them). Other values (lists,
     arrays, None) pass through untouched, and so do all xs when no tensor is among them."""
+    for v in xs:
+        if type(v) is int and not -(1 << 63) <= v < 1 << 64:
+            check_int_operand(v)
     if len(xs) == 2:  # the binary ops: one cached lookup, a cast only where a dtype differs
         x, y = xs
         tx, ty = isinstance(x, Tensor), isinstance(y, Tensor)
