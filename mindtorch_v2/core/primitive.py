@@ -130,26 +130,17 @@ class Primitive:
 
     def _entry(self, args, params):
         # cache: (primitive, avals, devices, params) -> (output avals, lowering or None on meta)
-        n = len(args)
-        if n == 2:
-            a, b = args
-            key = (a.shape, a.dtype, a.device, b.shape, b.dtype, b.device)
-        elif n == 1:
-            a = args[0]
-            key = (a.shape, a.dtype, a.device)
-        else:
-            key = ()
-            for a in args:
-                key += (a.shape, a.dtype, a.device)
-        if params:
-            key += tuple(params.items())
+        key = _cache_key(args, params)
         try:
             return self._cache[key]
         except KeyError:
-            pass
+            return self._fill(key, args, params)
         except TypeError:
             bad = [k for k, v in params.items() if not _hashable(v)]
             raise TypeError(f"{self.name}: static params must be hashable (use tuples, not lists): {bad}") from None
+
+    def _fill(self, key, args, params):
+        """The cache entry of a miss: the meta rule's avals and the lowering for the args' device."""
         device = args[0].device if args else params["device"]
         for a in args:
             if a.device is not device:
@@ -183,33 +174,21 @@ class Primitive:
 
     def eval(self, args, params):
         """Run on plain Arrays: meta rule (cached), then the lowering for their device."""
-        # the cache hit is inlined (this is every eager op's path); a miss or an unhashable param goes
+        # the cache hit is looked up here (every eager op's path); a miss or an unhashable param goes
         # through _entry, which fills the cache or raises the clear error
-        n = len(args)
-        if n == 2:
-            a, b = args
-            key = (a.shape, a.dtype, a.device, b.shape, b.dtype, b.device)
-        elif n == 1:
-            a = args[0]
-            key = (a.shape, a.dtype, a.device)
-        else:
-            key = ()
-            for a in args:
-                key += (a.shape, a.dtype, a.device)
-        if params:
-            key += tuple(params.items())
         try:
-            out, impl, device = self._cache[key]
+            out, impl, device = self._cache[_cache_key(args, params)]
         except (KeyError, TypeError):
             out, impl, device = self._entry(args, params)
+        n = len(args)
         if impl is None:  # meta: the avals are the whole answer
             if self.multiple_results:
                 return tuple(_make(None, s, d, device) for s, d in out)
             return _make(None, out[0], out[1], device)
         if n == 2:
-            res = impl(a._buf, b._buf, **params) if params else impl(a._buf, b._buf)
+            res = impl(args[0]._buf, args[1]._buf, **params) if params else impl(args[0]._buf, args[1]._buf)
         elif n == 1:
-            res = impl(a._buf, **params) if params else impl(a._buf)
+            res = impl(args[0]._buf, **params) if params else impl(args[0]._buf)
         else:
             res = impl(*[a._buf for a in args], **params)
         if self.multiple_results:
@@ -218,6 +197,22 @@ class Primitive:
         if type(res) is not _ndarray or res.dtype is not dtype.np:
             return _wrap(res, shape, dtype, device)
         return _make(res, shape, dtype, device)
+
+
+def _cache_key(args, params):
+    """The meta-rule cache key: each arg's (shape, dtype, device), then the params' items."""
+    n = len(args)
+    if n == 2:
+        a, b = args
+        key = (a.shape, a.dtype, a.device, b.shape, b.dtype, b.device)
+    elif n == 1:
+        a = args[0]
+        key = (a.shape, a.dtype, a.device)
+    else:
+        key = ()
+        for a in args:
+            key += (a.shape, a.dtype, a.device)
+    return key + tuple(params.items()) if params else key
 
 
 _make = _array.make
