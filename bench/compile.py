@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _reference import NumpyMLP, mlp_model  # noqa: E402
 from _timing import fmt, per_call  # noqa: E402
 
 import mindtorch_v2 as mt  # noqa: E402
@@ -96,45 +97,6 @@ def train_step(torch, model, opt):
         opt.step()
         return loss
     return step
-
-
-def mlp_model(torch):
-    torch.manual_seed(0)
-    nn = torch.nn
-    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
-
-
-class NumpyMLP:
-    """The MLP by hand: forward, backward and the SGD update in NumPy (the floor)."""
-
-    def __init__(self, weights, lr):
-        self.params = [(w.copy(), b.copy()) for w, b in weights]
-        self.lr = lr
-
-    def step(self, x, y):
-        acts = [x]
-        h = x
-        for i, (w, b) in enumerate(self.params):
-            h = h @ w.T + b
-            if i < len(self.params) - 1:
-                h = np.maximum(h, 0)
-            acts.append(h)
-        logits = acts[-1]
-        e = np.exp(logits - logits.max(1, keepdims=True))
-        p = e / e.sum(1, keepdims=True)
-        loss = -np.log(p[np.arange(len(y)), y]).mean()
-        g = p
-        g[np.arange(len(y)), y] -= 1
-        g /= len(y)
-        for i in reversed(range(len(self.params))):
-            w, b = self.params[i]
-            gw = g.T @ acts[i]
-            gb = g.sum(0)
-            if i:
-                g = (g @ w) * (acts[i] > 0)
-            w -= self.lr * gw
-            b -= self.lr * gb
-        return loss
 
 
 # ---------------------------------------------------------------------------

@@ -12,13 +12,12 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _reference import LR, SIZES, NumpyMLP  # noqa: E402
 from _timing import per_call, table  # noqa: E402
 
 from mindtorch_v2 import core  # noqa: E402
 
 N_OPS = 100
-LR = 0.01
-SIZES = (784, 512, 512, 10)
 
 
 def chain_numpy(x):
@@ -39,32 +38,10 @@ def chain(x):
     return core.sum(x)
 
 
-def mlp_numpy_step(params, x, y):
-    """Forward, softmax cross-entropy, backward and the SGD update in place, by hand."""
-    acts = [x]
-    a = x
-    for i, (w, b) in enumerate(params):
-        a = a @ w + b
-        if i < len(params) - 1:
-            a = np.maximum(a, 0)
-        acts.append(a)
-    e = np.exp(a - a.max(1, keepdims=True))
-    p = e / e.sum(1, keepdims=True)
-    p[np.arange(len(x)), y] -= 1
-    g = p / len(x)
-    for i in reversed(range(len(params))):
-        w, b = params[i]
-        gw, gb = acts[i].T @ g, g.sum(0)
-        if i > 0:
-            g = (g @ w.T) * (acts[i] > 0)
-        w -= LR * gw
-        b -= LR * gb
-
-
 def mlp_loss(params, x, y):
     a = x
-    for i, (w, b) in enumerate(params):
-        a = core.matmul(a, w) + b
+    for i, (w, b) in enumerate(params):  # (out, in) weights, as nn.Linear's and NumpyMLP's
+        a = core.matmul(a, core.matrix_transpose(w)) + b
         if i < len(params) - 1:
             a = core.relu(a)
     logp = core.log_softmax(a, axis=1)
@@ -88,7 +65,7 @@ def main():
     rows.append(("jit(grad(chain)), 100 tanh on 1000 float32", per_call(lambda: jit_chain(xa)), floor, "1.1x"))
     rows.append(("grad(chain) without jit", per_call(lambda: grad_chain(xa)), floor))
     for batch in (16, 128):
-        params = [((rng.standard_normal((i, o)) * 0.05).astype(np.float32), np.zeros(o, np.float32))
+        params = [((rng.standard_normal((o, i)) * 0.05).astype(np.float32), np.zeros(o, np.float32))
                   for i, o in zip(SIZES[:-1], SIZES[1:])]
         x = rng.standard_normal((batch, SIZES[0])).astype(np.float32)
         y = rng.integers(0, SIZES[-1], batch)
@@ -99,7 +76,8 @@ def main():
         def run():
             state[0] = step(state[0], xa, ya)
         run()
-        floor = per_call(lambda: mlp_numpy_step(params, x, y))
+        ref = NumpyMLP(params)
+        floor = per_call(lambda: ref.step(x, y))
         rows.append((f"jit MLP SGD step, batch {batch} (params donated)", per_call(run), floor, "1.0x"))
         plain = [(core.asarray(w), core.asarray(b)) for w, b in params]
         rows.append((f"MLP SGD step without jit, batch {batch}", per_call(lambda: mlp_step(plain, xa, ya)), floor))

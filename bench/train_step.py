@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _reference import LR, NumpyMLP, mlp_model  # noqa: E402
 from _timing import per_call, table  # noqa: E402
 
 import mindtorch_v2 as mt  # noqa: E402
@@ -18,15 +19,6 @@ try:
     import torch as real_torch
 except ImportError:
     real_torch = None
-
-SIZES = (784, 512, 512, 10)
-LR = 0.01
-
-
-def make_model(torch):
-    torch.manual_seed(0)
-    nn = torch.nn
-    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
 
 
 def step_fn(torch, model):
@@ -42,41 +34,9 @@ def step_fn(torch, model):
     return step
 
 
-class NumpyMLP:
-    """The same model by hand: forward, backward and the SGD update in NumPy."""
-
-    def __init__(self, weights):
-        self.params = [(w.copy(), b.copy()) for w, b in weights]
-
-    def step(self, x, y):
-        acts = [x]
-        h = x
-        for i, (w, b) in enumerate(self.params):
-            h = h @ w.T + b
-            if i < len(self.params) - 1:
-                h = np.maximum(h, 0)
-            acts.append(h)
-        logits = acts[-1]
-        e = np.exp(logits - logits.max(1, keepdims=True))
-        p = e / e.sum(1, keepdims=True)
-        loss = -np.log(p[np.arange(len(y)), y]).mean()
-        g = p
-        g[np.arange(len(y)), y] -= 1
-        g /= len(y)
-        for i in reversed(range(len(self.params))):
-            w, b = self.params[i]
-            gw = g.T @ acts[i]
-            gb = g.sum(0)
-            if i:
-                g = (g @ w) * (acts[i] > 0)
-            w -= LR * gw
-            b -= LR * gb
-        return loss
-
-
 def main():
     rows, peer = [], []
-    model = make_model(mt)
+    model = mlp_model(mt)
     weights = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy())
                for m in model if isinstance(m, mt.nn.Linear)]
     step = step_fn(mt, model)
@@ -90,13 +50,13 @@ def main():
         floor = per_call(lambda: ref.step(x_np, y_np), repeat=5)
         rows.append((f"SGD step, batch {batch}", ours, floor, "1.5x" if batch == 128 else ""))
         if real_torch is not None:
-            tm = make_model(real_torch)
+            tm = mlp_model(real_torch)
             ts = step_fn(real_torch, tm)
             tx, ty = real_torch.tensor(x_np), real_torch.tensor(y_np)
             peer.append((f"PyTorch SGD step, batch {batch}", per_call(lambda: ts(tx, ty), repeat=5), floor))
     # the same numbers as the NumPy model for the same weights and data
     check = NumpyMLP(weights)
-    m2 = make_model(mt)
+    m2 = mlp_model(mt)
     s2 = step_fn(mt, m2)
     x_np = rng.standard_normal((8, 784)).astype(np.float32)
     y_np = rng.integers(0, 10, 8)
