@@ -167,8 +167,8 @@ _DELETED = _Deleted()
 class Executable:
     """One compiled signature of a jitted function: its optimized Jaxpr and the code that runs it."""
 
-    __slots__ = ("jaxpr", "donated", "source", "fused", "_run", "_eqns", "_lowerings", "_fix", "_c_order", "_meta",
-                 "_warned")
+    __slots__ = ("jaxpr", "donated", "source", "fused", "_run", "_eqns", "_lowerings", "_fix", "_c_order", "_quiet",
+                 "_meta", "_warned")
 
     def __init__(self, jaxpr, donated):
         self.jaxpr = jaxpr
@@ -180,6 +180,7 @@ class Executable:
         self._lowerings = None
         self._fix = None
         self._c_order = None
+        self._quiet = False      # whether a lowering silences numpy's warnings (then the program does, once)
         self._eqns = jaxpr.eqns  # what runs: the jaxpr's equations, with fused kernels in place of some runs
         self.fused = 0           # how many fused kernels the program runs
 
@@ -226,8 +227,10 @@ class Executable:
         # the lowering each equation runs (chosen by the avals: narrow dtypes get their float32 wrapper)
         # (a wrapper that only silences numpy's floating-point warnings gives way to its ufunc: the whole
         # program runs under one errstate, and a ufunc can write into the plan's buffers)
-        self._lowerings = [None if e.outvars[0].device is _meta else _unwrapped(
-                               e.prim._entry([a.aval for a in e.invars], e.params)[1]) for e in self.jaxpr.eqns]
+        chosen = [None if e.outvars[0].device is _meta else e.prim._entry([a.aval for a in e.invars], e.params)[1]
+                  for e in self.jaxpr.eqns]
+        self._quiet = any(getattr(f, "ufunc", None) is not None for f in chosen)
+        self._lowerings = [_unwrapped(f) for f in chosen]
 
         def read(a):
             return _literal_buf(a) if type(a) is Literal else env[id(a)]
@@ -333,9 +336,9 @@ class Executable:
             else:
                 lines.append(f"    {outs[0]} = {call}")
         lines.append("    return (" + "".join(f"{names[id(a)]}, " for a in jaxpr.outvars) + ")")
-        # one errstate for the whole program: log(0) is -inf and 1/0 inf silently, as in eager
-        lines = [lines[0], "  with ERRSTATE(all='ignore'):"] + ["  " + line for line in lines[1:]]
-        glob["ERRSTATE"] = np.errstate
+        if self._quiet:  # one errstate for the whole program (~1 us): log(0) is -inf and 1/0 inf silently
+            lines = [lines[0], "  with ERRSTATE(all='ignore'):"] + ["  " + line for line in lines[1:]]
+            glob["ERRSTATE"] = np.errstate
         self.source = "\n".join(lines)
         exec(compile(self.source, "<jit>", "exec"), glob)  # noqa: S102  (our own generated code)
         return glob["run"]
