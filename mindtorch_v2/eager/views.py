@@ -12,8 +12,8 @@ from ..core import reshape_p
 from .declare import tensor_method, torch_op
 from .memory_format import contiguous_format, to_format
 from . import grad_mode
-from .autograd.graph import AccumulateGrad
 from .tensor import Tensor, _dim, _index_arg, _int_sizes, _named, contiguous_strides
+from .writeback import with_history
 
 __all__ = [
     "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select",
@@ -676,7 +676,7 @@ def _restride_(self, shape, strides, offset, record, name):
     self._check_inplace()
     out = None
     if self._rg and grad_mode.is_grad_enabled():
-        out = _named(_recorded(record, _with_history(self)), name)
+        out = _named(_recorded(record, with_history(self)), name)
     st = self._storage
     base_shape = tuple(st.value.shape)
     self._shape, self._strides, self._offset = tuple(shape), tuple(strides), offset
@@ -687,18 +687,6 @@ def _restride_(self, shape, strides, offset, record, name):
     if self._base is not None:
         self._view_version = st.version.value  # its history is the node just recorded, not a rebuild
     return self
-
-
-def _with_history(self):
-    """A tensor of self's current value and history (self's own edge, its view history rebuilt if stale)."""
-    t = Tensor._from_value(self._value())
-    node, nr = self._edge()
-    if type(node) is AccumulateGrad:
-        t._acc = node
-    else:
-        t._grad_fn, t._output_nr = node, nr
-    t._rg = True
-    return t
 
 
 @tensor_method

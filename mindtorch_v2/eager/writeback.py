@@ -197,14 +197,19 @@ def original(self, others=()):
     """
     if not (grad_mode.is_grad_enabled() and (self._rg or any(isinstance(a, Tensor) and a._rg for a in others))):
         return self
+    return with_history(self) if self._rg else Tensor._from_value(self._value())
+
+
+def with_history(self):
+    """A tensor of self's current value and history (self's own edge, its view history rebuilt if stale),
+    with a version counter of its own."""
     t = Tensor._from_value(self._value())
-    if self._rg:
-        node, nr = self._edge()
-        if type(node) is AccumulateGrad:
-            t._acc = node
-        else:
-            t._grad_fn, t._output_nr = node, nr
-        t._rg = True
+    node, nr = self._edge()
+    if type(node) is AccumulateGrad:
+        t._acc = node
+    else:
+        t._grad_fn, t._output_nr = node, nr
+    t._rg = True
     return t
 
 
