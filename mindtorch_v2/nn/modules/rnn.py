@@ -183,6 +183,15 @@ class RNNBase(Module):
         """The stacked recurrence on x (T, B, F) in time-major order: (output, h_n, c_n or None)."""
         if lengths is not None and any(n != x.shape[0] for n in lengths):
             return self._run_steps(x, lengths, h0, c0)
+        return self._stack(x, h0, c0, self._fused_direction)
+
+    def _run_steps(self, x, lengths, h0, c0):
+        """The same, one step at a time (the path for sequences of several lengths)."""
+        return self._stack(x, h0, c0, self._steps_direction(x, lengths))
+
+    def _stack(self, x, h0, c0, run_direction):
+        """Layers over directions: run_direction(seq, layer, direction, h, c) -> (out, h_n, c_n or None) runs
+        one of them over the layer's input (reading it backwards for direction 1), outputs in time order."""
         directions = 2 if self.bidirectional else 1
         h_n, c_n = [], []
         layer_input = x
@@ -190,9 +199,8 @@ class RNNBase(Module):
             outs = []
             for direction in range(directions):
                 idx = layer * directions + direction
-                seq = layer_input if direction == 0 else layer_input.flip(0)
-                out, h, c = self._fused_layer(seq, layer, direction, h0[idx], c0[idx] if c0 is not None else None)
-                outs.append(out if direction == 0 else out.flip(0))
+                out, h, c = run_direction(layer_input, layer, direction, h0[idx], c0[idx] if c0 is not None else None)
+                outs.append(out)
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)
@@ -201,8 +209,14 @@ class RNNBase(Module):
                 layer_input = F.dropout(layer_input, self.dropout, True)
         return layer_input, _stacked(h_n), (_stacked(c_n) if c_n else None)
 
-    def _fused_layer(self, seq, layer, direction, h, c):
+    def _fused_direction(self, seq, layer, direction, h, c):
         """One layer and direction over seq (T, B, F) as one primitive: (out, h_n, c_n or None)."""
+        if direction == 1:
+            out, h, c = self._fused_layer(seq.flip(0), layer, direction, h, c)
+            return out.flip(0), h, c
+        return self._fused_layer(seq, layer, direction, h, c)
+
+    def _fused_layer(self, seq, layer, direction, h, c):
         w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_params(layer, direction)
         if self.mode == "GRU":  # b_hh's n block is inside r * (W_hn h + b_hn): it stays with the recurrence
             gx = F.linear(seq, w_ih, b_ih)
@@ -214,53 +228,40 @@ class RNNBase(Module):
         out, h = rnn_layer_p.bind(gx, h, w_hh, nonlinearity="tanh" if self.mode == "RNN_TANH" else "relu")
         return out, h, None
 
-    def _run_steps(self, x, lengths, h0, c0):
-        """The stacked recurrence one step at a time, for sequences of several lengths (see the module
-        docstring): (output, h_n, c_n or None)."""
+    def _steps_direction(self, x, lengths):
+        """One layer and direction one step at a time, for sequences of several lengths (see the module
+        docstring): a sequence's state stops at its last step, its outputs past its end are zero, and
+        direction 1 reads each sequence backwards within its own length."""
         steps = x.shape[0]
-        directions = 2 if self.bidirectional else 1
         lengths_t = tensor(lengths, dtype=int64)
         time = arange(steps, dtype=int64).unsqueeze(1)
         alive = (time < lengths_t.unsqueeze(0)).unsqueeze(-1)  # (T, B, 1)
         rev = where(time < lengths_t, lengths_t - 1 - time, time)  # per-sequence reversal, (T, B)
-        h_n, c_n = [], []
-        layer_input = x
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(directions):
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_params(layer, direction)
-                idx = layer * directions + direction
-                h = h0[idx]
-                c = c0[idx] if c0 is not None else None
-                seq = layer_input
-                if direction == 1:
-                    seq = seq.gather(0, rev.unsqueeze(-1).expand(*seq.shape))
-                gx = F.linear(seq, w_ih, b_ih)  # every step's input projection in one product
-                out_steps = []
-                for t in range(steps):
-                    if self.mode == "LSTM":
-                        h_new, c_new = _lstm_step(gx[t], h, c, w_hh, b_hh, w_hr)
-                    elif self.mode == "GRU":
-                        h_new, c_new = _gru_step(gx[t], h, w_hh, b_hh), None
-                    else:
-                        pre = gx[t] + F.linear(h, w_hh, b_hh)
-                        h_new, c_new = (tanh(pre) if self.mode == "RNN_TANH" else relu(pre)), None
-                    keep = alive[t]
-                    out_steps.append(where(keep, h_new, 0.0))
-                    h = where(keep, h_new, h)
-                    if c is not None:
-                        c = where(keep, c_new, c)
-                out = stack(out_steps, 0)
-                if direction == 1:
-                    out = out.gather(0, rev.unsqueeze(-1).expand(*out.shape))
-                outs.append(out)
-                h_n.append(h)
+
+        def run(seq, layer, direction, h, c):
+            w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_params(layer, direction)
+            if direction == 1:
+                seq = seq.gather(0, rev.unsqueeze(-1).expand(*seq.shape))
+            gx = F.linear(seq, w_ih, b_ih)  # every step's input projection in one product
+            out_steps = []
+            for t in range(steps):
+                if self.mode == "LSTM":
+                    h_new, c_new = _lstm_step(gx[t], h, c, w_hh, b_hh, w_hr)
+                elif self.mode == "GRU":
+                    h_new, c_new = _gru_step(gx[t], h, w_hh, b_hh), None
+                else:
+                    pre = gx[t] + F.linear(h, w_hh, b_hh)
+                    h_new, c_new = (tanh(pre) if self.mode == "RNN_TANH" else relu(pre)), None
+                keep = alive[t]
+                out_steps.append(where(keep, h_new, 0.0))
+                h = where(keep, h_new, h)
                 if c is not None:
-                    c_n.append(c)
-            layer_input = outs[0] if directions == 1 else cat(outs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        return layer_input, stack(h_n, 0), (stack(c_n, 0) if c_n else None)
+                    c = where(keep, c_new, c)
+            out = stack(out_steps, 0)
+            if direction == 1:
+                out = out.gather(0, rev.unsqueeze(-1).expand(*out.shape))
+            return out, h, c
+        return run
 
     def _forward(self, input, hx):
         """Shared forward: returns (output, h_n, c_n) with torch's shapes, packing and batch conventions."""
