@@ -56,6 +56,7 @@ from .eager.autograd.function import Function
 from .eager.random_ops import default_generator
 from .eager.storage import BitcastStorage, DataStorage
 from .eager.tensor import Tensor
+from .utils import _pytree
 
 __all__ = ["CompiledFunction", "GraphBreak", "is_compiling", "reset", "compile_callable", "counters"]
 
@@ -332,20 +333,11 @@ def _no_print(*args, **kwargs):
     raise GraphBreak("print() inside compiled code")
 
 
-def _flatten(obj, leaves):
-    """A template of a result with its tensors taken out into `leaves` (tuples, lists, dicts, namedtuples)."""
-    if isinstance(obj, Tensor):
-        leaves.append(obj)
-        return _Leaf
-    if isinstance(obj, tuple):
-        items = [_flatten(v, leaves) for v in obj]
-        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items) if type(obj) is not tuple \
-            else tuple(items)
-    if isinstance(obj, list):
-        return [_flatten(v, leaves) for v in obj]
-    if isinstance(obj, dict):
-        return type(obj)((k, _flatten(v, leaves)) for k, v in obj.items())
-    return obj
+def _flatten(obj, returned):
+    """A template of a result (torch's pytree, with its tensors marked) and its tensors added to `returned`."""
+    leaves, spec = _pytree.tree_flatten(obj)
+    returned.extend(x for x in leaves if isinstance(x, Tensor))
+    return spec, [_Leaf if isinstance(x, Tensor) else x for x in leaves]
 
 
 class _LeafType:
@@ -359,18 +351,8 @@ _Leaf = _LeafType()
 
 
 def _unflatten(template, it):
-    if template is _Leaf:
-        return next(it)
-    if isinstance(template, tuple):
-        items = [_unflatten(v, it) for v in template]
-        if hasattr(template, "_fields"):
-            return type(template)(*items)
-        return tuple(items) if type(template) is tuple else type(template)(items)
-    if isinstance(template, list):
-        return [_unflatten(v, it) for v in template]
-    if isinstance(template, dict):
-        return type(template)((k, _unflatten(v, it)) for k, v in template.items())
-    return template
+    spec, leaves = template
+    return _pytree.tree_unflatten([next(it) if x is _Leaf else x for x in leaves], spec)
 
 
 class _Entry:
@@ -599,12 +581,7 @@ class CompiledFunction:
         self._cache = collections.OrderedDict()
         self._n_traces = 0
         self._limit_warned = False
-        self.__wrapped__ = fn
-        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-            try:
-                setattr(self, attr, getattr(fn, attr))
-            except AttributeError:
-                pass
+        functools.update_wrapper(self, fn, updated=())  # its name, doc and __wrapped__
         _all_compiled.append(self)
 
     def __repr__(self):

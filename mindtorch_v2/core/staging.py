@@ -494,12 +494,7 @@ class _Jitted:
         self._compiles = 0
         self._hits = 0
         self._last_key = None
-        self.__wrapped__ = fun
-        for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
-            try:
-                setattr(self, attr, getattr(fun, attr))
-            except AttributeError:
-                pass
+        functools.update_wrapper(self, fun, updated=())  # its name, doc and __wrapped__
 
     def __repr__(self):
         return f"<jit of {getattr(self.fun, '__qualname__', self.fun)!r}>"
