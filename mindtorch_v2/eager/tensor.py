@@ -62,12 +62,18 @@ def tensor_bind(prim, args, params, _timed=False):
         out = prim.eval(vals, params) if plain else prim.bind(*vals, **params)
     except (ValueError, ZeroDivisionError, TypeError) as e:
         raise _torch_error(e) from None
+    return _outputs(prim, params, args, vals, out, record)
+
+
+def _outputs(prim, params, args, vals, out, record):
+    """The Tensors of a bind's results: recorded on the tape when an input requires grad and grad mode is on
+    (outside inference mode, or inside it under enable_grad: then they are inference tensors), else plain."""
     # grad_mode.threads_not_recording == 0: every thread has grad mode on outside inference mode (no
     # thread-local read); else this thread's `recording` says the same for this thread alone
     if record and prim.vjp is not None:
         if grad_mode.threads_not_recording == 0 or _state.recording:
             return _record(prim, params, args, vals, out, False)
-        if _state.enabled:  # enable_grad inside inference_mode: recorded, and the results are inference tensors
+        if _state.enabled:
             return _record(prim, params, args, vals, out, True)
     inference = False if grad_mode.threads_not_recording == 0 else _state.inference
     if prim.multiple_results:
@@ -87,12 +93,7 @@ def bind_unary(prim, x):
         out = prim.eval(vals, params)
     except (ValueError, ZeroDivisionError, TypeError) as e:
         raise _torch_error(e) from None
-    if x._rg and prim.vjp is not None:
-        if grad_mode.threads_not_recording == 0 or _state.recording:
-            return _record(prim, params, (x,), vals, out, False)
-        if _state.enabled:
-            return _record(prim, params, (x,), vals, out, True)
-    return _new_tensor(Tensor, out, False if grad_mode.threads_not_recording == 0 else _state.inference, None, 0)
+    return _outputs(prim, params, (x,), vals, out, x._rg)
 
 
 def bind_binary(prim, x, y):
@@ -113,12 +114,7 @@ def bind_binary(prim, x, y):
         out = prim.eval(vals, params)
     except (ValueError, ZeroDivisionError, TypeError) as e:
         raise _torch_error(e) from None
-    if record and prim.vjp is not None:
-        if grad_mode.threads_not_recording == 0 or _state.recording:
-            return _record(prim, params, (x, y), vals, out, False)
-        if _state.enabled:
-            return _record(prim, params, (x, y), vals, out, True)
-    return _new_tensor(Tensor, out, False if grad_mode.threads_not_recording == 0 else _state.inference, None, 0)
+    return _outputs(prim, params, (x, y), vals, out, record)
 
 
 def _torch_error(e):
