@@ -38,18 +38,11 @@ def available():
     return importlib.util.find_spec("numba") is not None
 
 
-def ufunc_of(lowering):
-    """The ufunc a lowering runs (itself, or the one a wrapper names in `.ufunc`), or None."""
-    if isinstance(lowering, np.ufunc):
-        return lowering
-    return getattr(lowering, "ufunc", None)
-
-
 def fusable(e, lowering, fix):
-    """Whether an equation can be one step of a fused loop: a supported ufunc, no params, one float
-    result of numpy's own dtype, inputs of that dtype."""
-    u = ufunc_of(lowering)
-    if u is None or fix or e.params or e.prim.multiple_results or (u not in _BINARY and u not in _UNARY):
+    """Whether an equation can be one step of a fused loop: a supported ufunc (jit has already unwrapped the
+    warning-silencing lowerings to theirs), no params, one float result, inputs of that dtype."""
+    if not isinstance(lowering, np.ufunc) or fix or e.params or e.prim.multiple_results or \
+            (lowering not in _BINARY and lowering not in _UNARY):
         return False
     out = e.outvars[0]
     if out.dtype.np not in (np.float32, np.float64):
@@ -121,9 +114,8 @@ def _kernel(eqns, lowerings, inputs, outputs):
             pre.append(f"    s{i} = x{i}[0]")
     body = []
     for k, (e, f) in enumerate(zip(eqns, lowerings)):
-        u = ufunc_of(f)
         args = [names[id(a)] for a in e.invars]
-        expr = _BINARY[u].format(*args) if u in _BINARY else _UNARY[u].format(*args)
+        expr = _BINARY[f].format(*args) if f in _BINARY else _UNARY[f].format(*args)
         body.append(f"        t{k} = {expr}")
         names[id(e.outvars[0])] = f"t{k}"
     outs = [f"o{i}" for i in range(len(outputs))]

@@ -119,8 +119,7 @@ def _quiet(np_fn):
     def lowering(*args):
         with np.errstate(all="ignore"):
             return np_fn(*args)
-    lowering.fresh_result = isinstance(np_fn, np.ufunc)  # a new buffer every call (a jit plan may reuse it)
-    lowering.ufunc = np_fn if isinstance(np_fn, np.ufunc) else None  # what a fused jit kernel computes
+    lowering.ufunc = np_fn if isinstance(np_fn, np.ufunc) else None  # what jit programs call, under one errstate
     return lowering
 
 
