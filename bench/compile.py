@@ -8,7 +8,8 @@ Cases and targets (ratio = compiled / peer):
   - MLP 784-512-512-10 SGD step, batch 16 and 128          peer: hand-written NumPy target <= 1.0x
 Without PyTorch installed the PyTorch-peer rows print our times alone. Best of repeats; the machine is
 shared, so run it more than once. On a loaded machine BLAS and PyTorch threads oversubscribe the cores and
-every column swings by 10x; compare single-threaded there:
+every column swings by 10x; compare single-threaded there. The columns of a row are timed interleaved
+(_timing.side_by_side), so they see the same machine:
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 python bench/compile.py
 """
@@ -20,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _reference import NumpyMLP, mlp_model  # noqa: E402
-from _timing import fmt, per_call  # noqa: E402
+from _timing import fmt, side_by_side  # noqa: E402
 
 import mindtorch_v2 as mt  # noqa: E402
 
@@ -102,10 +103,14 @@ def train_step(torch, model, opt):
 # ---------------------------------------------------------------------------
 
 
-def _time(fn, warm=3):
-    for _ in range(warm):
-        fn()
-    return per_call(fn, repeat=REPEAT)
+def _time(*fns, warm=3):
+    """Per-call times of fns, interleaved round by round (_timing.side_by_side); None for a missing peer."""
+    present = [f for f in fns if f is not None]
+    for f in present:
+        for _ in range(warm):
+            f()
+    times = iter(side_by_side(*present, rounds=REPEAT))
+    return [next(times) if f is not None else None for f in fns]
 
 
 def main():
@@ -113,55 +118,57 @@ def main():
     traces_before = mt._compile.counters["traces"]
 
     lstm, run = lstm_case(mt)
-    eager = _time(run(lstm))
-    compiled = _time(run(mt.compile(lstm)))
     peer = None
     if real_torch is not None:
         tl, trun = lstm_case(real_torch)
-        peer = _time(trun(tl))
+        peer = trun(tl)
+    eager, compiled, peer = _time(run(lstm), run(mt.compile(lstm)), peer)
     rows.append(("LSTM(32,64) (8,20,32) fwd+bwd", eager, compiled, peer, "PyTorch", "1.0x"))
 
     rng = np.random.default_rng(0)
     idx = rng.integers(0, 128, (8, 32))
     tgt = rng.integers(0, 128, (8, 32))
-    times = []
+    steps = []
     for compile_it in (False, True):
         model = gpt_model(mt)
         step = train_step(mt, model, mt.optim.AdamW(model.parameters(), lr=1e-3))
         step = mt.compile(step) if compile_it else step
         x, y = mt.tensor(idx), mt.tensor(tgt)
-        times.append(_time(lambda: step(x, y)))
+        steps.append(lambda step=step, x=x, y=y: step(x, y))
     peer = None
     if real_torch is not None:
         tm = gpt_model(real_torch)
         ts = train_step(real_torch, tm, real_torch.optim.AdamW(tm.parameters(), lr=1e-3))
         tx, ty = real_torch.tensor(idx), real_torch.tensor(tgt)
-        peer = _time(lambda: ts(tx, ty))
-    rows.append(("tiny GPT step (2x64, AdamW, 8x32 tokens)", times[0], times[1], peer, "PyTorch", "1.0x"))
+        peer = lambda: ts(tx, ty)  # noqa: E731
+    rows.append(("tiny GPT step (2x64, AdamW, 8x32 tokens)", *_time(*steps, peer), "PyTorch", "1.0x"))
 
     for batch in (16, 128):
         x_np = rng.standard_normal((batch, 784)).astype(np.float32)
         y_np = rng.integers(0, 10, batch)
-        times = []
+        steps = []
         for compile_it in (False, True):
             model = mlp_model(mt)
             step = train_step(mt, model, mt.optim.SGD(model.parameters(), lr=0.01))
             step = mt.compile(step) if compile_it else step
             x, y = mt.tensor(x_np), mt.tensor(y_np)
-            times.append(_time(lambda: step(x, y)))
+            steps.append(lambda step=step, x=x, y=y: step(x, y))
         weights = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy())
                    for m in mlp_model(mt) if isinstance(m, mt.nn.Linear)]
         ref = NumpyMLP(weights, 0.01)
-        floor = _time(lambda: ref.step(x_np, y_np))
-        rows.append((f"MLP 784-512-512-10 SGD step, batch {batch}", times[0], times[1], floor, "NumPy", "1.0x"))
+        peer = None
         if real_torch is not None:
             tm = mlp_model(real_torch)
             ts = train_step(real_torch, tm, real_torch.optim.SGD(tm.parameters(), lr=0.01))
             tx, ty = real_torch.tensor(x_np), real_torch.tensor(y_np)
-            rows.append((f"  (PyTorch eager, batch {batch}, for reference)", None, _time(lambda: ts(tx, ty)),
-                         floor, "NumPy", ""))
+            peer = lambda: ts(tx, ty)  # noqa: E731
+        # every model trains from the same weights, step for step (side_by_side runs each as often)
+        eager, compiled, floor, torch_time = _time(*steps, lambda: ref.step(x_np, y_np), peer)
+        rows.append((f"MLP 784-512-512-10 SGD step, batch {batch}", eager, compiled, floor, "NumPy", "1.0x"))
+        if torch_time is not None:
+            rows.append((f"  (PyTorch eager, batch {batch}, for reference)", None, torch_time, floor, "NumPy", ""))
 
-    print(f"torch.compile (best of {REPEAT}; ratio = compiled / peer; "
+    print(f"torch.compile (interleaved, best of {REPEAT} rounds; ratio = compiled / peer; "
           f"{'PyTorch ' + real_torch.__version__ if real_torch else 'PyTorch not installed'})")
     print(f"{'case':48s} {'ours eager':>12s} {'compiled':>12s} {'peer':>12s} {'':7s} {'ratio':>7s} {'target':>7s}")
     for case, eager, compiled, peer, who, target in rows:

@@ -8,7 +8,7 @@ np.add; the row update O(row).
 
 With PyTorch installed, a second table times the same `a + b` with requires_grad
 and the same chain in PyTorch, side by side with ours in one run: each case is
-measured in 3 alternating rounds (ours, PyTorch, ours, ...; each best of 5) and
+measured interleaved (_timing.side_by_side: rounds of ours, PyTorch, ours, ...) and
 the best of each side is kept, so both see the same machine load. ratio = ours /
 PyTorch; target <= 1.5x.
 
@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _timing import fmt, per_call, table  # noqa: E402
+from _timing import fmt, per_call, side_by_side, table  # noqa: E402
 
 import mindtorch_v2 as mt  # noqa: E402
 
@@ -62,12 +62,6 @@ def fwd_bwd(lib, x_np):
     x = lib.tensor(x_np, requires_grad=True)
     chain(lib, x).backward()
     return x.grad
-
-
-def side_by_side(ours, theirs, rounds=3, repeat=5):
-    """Best per-call times of `ours` and `theirs`, measured in alternating rounds."""
-    times = [(per_call(ours, repeat=repeat), per_call(theirs, repeat=repeat)) for _ in range(rounds)]
-    return min(t[0] for t in times), min(t[1] for t in times)
 
 
 def peer_table(rows):

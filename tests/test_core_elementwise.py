@@ -247,3 +247,19 @@ def test_elementwise_functions_accept_numpy_and_python_numbers():
     assert core.exp(np.array([0.0])).dtype is core.float64
     with pytest.raises(TypeError, match="array or a number"):
         core.add(core.asarray([1]), "a")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "int8"])
+def test_threshold_backward_passes_g_where_out_is_positive_or_nan_and_zero_elsewhere(dtype):
+    # relu's derivative (torch's threshold_backward): out <= 0 gives +0 whatever g holds (nan, inf); a nan
+    # out passes g, as torch's does; every dtype, on a non-contiguous g
+    from mindtorch_v2.core.ops.elementwise import threshold_backward_p
+    floating = dtype.startswith(("float", "bfloat"))
+    out = np.array([[1.0, -1.0, 0.0], [np.nan if floating else 2, 3.0, -0.0]]).T
+    g = np.array([[2.0, np.nan if floating else 5, np.inf if floating else 6], [4.0, -5.0, 7.0]]).T
+    got = np.asarray(threshold_backward_p.bind(core.asarray(g.astype(np.float64)).astype(dtype),
+                                               core.asarray(out.astype(np.float64)).astype(dtype)))
+    want = np.array([[2.0, 0.0, 0.0], [4.0, -5.0, 0.0]]).T
+    assert str(got.dtype) == dtype
+    np.testing.assert_array_equal(got.astype(np.float64), want)
+    assert not np.signbit(got.astype(np.float64)[want == 0]).any()  # +0, as torch's

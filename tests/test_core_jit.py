@@ -312,7 +312,7 @@ def test_a_long_arithmetic_run_is_fused_and_gives_numpys_numbers_bit_for_bit(mon
 def test_the_fused_kernel_replaces_the_run_when_it_measures_faster(monkeypatch):
     from mindtorch_v2.core import fusion
     times = iter([1.0, 0.5])  # op by op, then the kernel: the kernel wins
-    monkeypatch.setattr(fusion, "_time", lambda fn: next(times))
+    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
     g, y, w = arr(1000, seed=1), arr(1000, seed=2), arr(1000, seed=3)
     f = core.jit(_update_chain)
     got = f(g, y, w)
@@ -328,11 +328,57 @@ def test_the_fused_kernel_replaces_the_run_when_it_measures_faster(monkeypatch):
 def test_a_kernel_that_measures_slower_is_not_used(monkeypatch):
     from mindtorch_v2.core import fusion
     times = iter([0.5, 1.0])
-    monkeypatch.setattr(fusion, "_time", lambda fn: next(times))
+    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
     g, y, w = arr(1000, seed=1), arr(1000, seed=2), arr(1000, seed=3)
     f = core.jit(_update_chain)
     f(g, y, w)
     assert f.lower(g, y, w).fused == 0
+
+
+def _linear(x, w):
+    return core.matmul(x, core.matrix_transpose(w))
+
+
+def test_a_lowering_variant_runs_where_it_measures_faster_with_the_same_bits(monkeypatch):
+    from mindtorch_v2.core import fusion, staging
+    from mindtorch_v2.core.ops import decompositions
+    x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
+    want = np.asarray(x) @ np.asarray(w).T
+    calls = []
+
+    def timed(fn):  # the lowering first, then its variant: the variant wins
+        calls.append(fn)
+        return 1.0 if len(calls) == 1 else 0.5
+    monkeypatch.setattr(fusion, "timed", timed)
+    f = core.jit(_linear)
+    np.testing.assert_array_equal(np.asarray(f(x, w)), want)
+    exe = f.lower(x, w)
+    assert decompositions._matmul_swapped in exe._lowerings
+    np.testing.assert_array_equal(np.asarray(f(x, w)), want)  # the generated code runs the variant
+    assert np.asarray(f(x, w)).flags.c_contiguous  # in the layout the lowering gives
+    assert staging._same_bits(np.asarray(f(x, w)), want)
+
+
+def test_a_variant_is_not_used_where_it_is_slower_or_its_bits_differ(monkeypatch):
+    from mindtorch_v2.core import fusion
+    from mindtorch_v2.core.ops import decompositions
+    x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
+    want = np.asarray(x) @ np.asarray(w).T
+    times = iter([0.5, 1.0])
+    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
+    f = core.jit(_linear)
+    f(x, w)
+    assert decompositions._matmul_swapped not in f.lower(x, w)._lowerings
+
+    def off_by_one(a, b):
+        return np.matmul(a, b) + 1
+    monkeypatch.setattr(decompositions._matmul_cpu, "variants", lambda a, b: (off_by_one,))
+    times = iter([1.0, 0.0, 0.0])  # were it timed, the variant would win
+    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
+    g = core.jit(_linear)
+    np.testing.assert_array_equal(np.asarray(g(x, w)), want)
+    assert off_by_one not in g.lower(x, w)._lowerings
+    np.testing.assert_array_equal(np.asarray(g(x, w)), want)
 
 
 def test_programs_are_silent_about_floating_point_edge_cases():

@@ -66,7 +66,7 @@ def fuse(eqns, lowerings, read, used_after):
     bufs = [read(a) for a in inputs]
     if not outputs or any(b.shape and not b.flags.c_contiguous for b in bufs):
         return None
-    op_by_op = _time(lambda: _run_numpy(eqns, lowerings, inputs, bufs))
+    op_by_op = timed(lambda: _run_numpy(eqns, lowerings, inputs, bufs))
     if op_by_op < MIN_SECONDS:
         return None
     kernel = _kernel(eqns, lowerings, inputs, outputs)
@@ -86,7 +86,7 @@ def fuse(eqns, lowerings, read, used_after):
     want = [want[id(v)] for v in outputs]
     if not all(np.array_equal(g, w, equal_nan=True) for g, w in zip(got, want)):
         return None  # not NumPy's numbers bit for bit (a contracted multiply-add, say): keep NumPy
-    if _time(lambda: run(*bufs)) >= op_by_op:
+    if timed(lambda: run(*bufs)) >= op_by_op:
         return None
     return run, inputs, outputs
 
@@ -98,7 +98,7 @@ def _run_numpy(eqns, lowerings, inputs, bufs):
     return env
 
 
-def _time(fn):
+def timed(fn):
     """Best of a few calls (the candidates run at least MIN_SECONDS: a handful of calls is enough)."""
     return min(timeit.repeat(fn, repeat=5, number=2)) / 2
 

@@ -483,8 +483,19 @@ def where(condition, x, y):
 # relu is a primitive, not the composite where(x <= 0, 0, x), for PyTorch's autograd: its derivative
 # threshold_backward(g, out) reads the output and is itself an op of `out` (with zero derivative there), so
 # under create_graph the gradient of relu requires grad and relu's second derivative is zeros, not an error.
+_SAME_WIDTH_INT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
 def _threshold_backward_np(g, out):
-    return np.where(out <= 0, np.zeros((), g.dtype), g)
+    """g where out > 0 or is nan, else +0. A select by bit mask (g's bits AND all-ones or zero): np.where
+    branches per element, and on relu's near-random mask it ran 8x slower (158 vs 20 us at 128x512)."""
+    g, out = np.asarray(g), np.asarray(out)
+    if g.ndim == 0 or g.shape != out.shape:
+        return np.where(out <= 0, np.zeros((), g.dtype), g)
+    bits = _SAME_WIDTH_INT[g.dtype.itemsize]
+    mask = np.less_equal(out, 0).view(np.int8).astype(bits)  # 1 where zeroed
+    np.subtract(mask, 1, out=mask)                           # zeroed -> 0, kept -> all bits set
+    return np.bitwise_and(g.view(bits), mask, out=mask).view(g.dtype)
 
 
 _threshold_backward_np.fresh_result = True
