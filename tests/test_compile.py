@@ -271,6 +271,43 @@ def test_grads_accumulate_across_compiled_calls_without_zero_grad():
     assert torch.allclose(m1.weight.grad, m2.weight.grad) and torch.allclose(m1.bias.grad, m2.bias.grad)
 
 
+def test_a_step_lets_go_of_the_old_grads_it_replaces_and_leaves_a_held_one_intact():
+    import gc
+    import weakref
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        model(x).pow(2).sum().backward()
+        opt.step()
+
+    cf = torch.compile(step)
+    x = torch.randn(5, 4)
+    cf(x)
+    cf(x)
+    held = model.weight.grad
+    before = held.clone()
+    bias_grad = weakref.ref(model.bias.grad)
+    calls = counters["compiled_calls"]
+    cf(torch.randn(5, 4))
+    assert counters["compiled_calls"] == calls + 1
+    gc.collect()
+    assert bias_grad() is None  # released (nothing else held it)
+    assert torch.equal(held, before) and held is not model.weight.grad  # a grad the user holds is untouched
+    assert model.weight.grad is not None and model.bias.grad is not None
+    (entry,) = [e for e in cf._cache.values() if e != "eager"]
+    assert len(entry.released) == 2  # both old grads go before the program runs, as at eager's zero_grad
+
+    def accumulate(x):
+        model(x).sum().backward()  # reads the old grads: nothing to let go of
+    ca = torch.compile(accumulate)
+    ca(x)
+    ca(x)
+    assert all(not e.released for e in ca._cache.values() if e != "eager")
+
+
 # ---------------------------------------------------------------------------
 # graph breaks: eager with a warning (once per cause), Unsupported under fullgraph
 
