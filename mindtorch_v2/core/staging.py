@@ -311,6 +311,7 @@ class Executable:
         plan = _plan(program, self._lowerings, self._fix, set(self.donated), self._c_order)
         lines = [f"def run({', '.join(names[id(v)] for v in jaxpr.invars)}):"]
         counter = itertools.count()
+        dies = _deaths(program, plan)
         for k, (e, f) in enumerate(zip(self._eqns, self._lowerings)):
             outs = []
             for v in e.outvars:
@@ -339,6 +340,8 @@ class Executable:
                 lines.append(f"    {outs[0]} = FIX({call}, A{k})")
             else:
                 lines.append(f"    {outs[0]} = {call}")
+            if dies[k]:  # its memory goes back to the allocator now, reused hot by what follows
+                lines.append(f"    del {', '.join(names[id(v)] for v in dies[k])}")
         lines.append("    return (" + "".join(f"{names[id(a)]}, " for a in jaxpr.outvars) + ")")
         if self._quiet:  # one errstate for the whole program (~1 us): log(0) is -inf and 1/0 inf silently
             lines = [lines[0], "  with ERRSTATE(all='ignore'):"] + ["  " + line for line in lines[1:]]
@@ -402,6 +405,26 @@ def _fixed(r, v):
     if r.dtype != v.dtype.np:
         r = r.astype(v.dtype.np)
     return r
+
+
+def _deaths(program, plan):
+    """{equation index: the intermediate vars last used there (read, or lent as an out= buffer)}. The generated
+    code deletes them after that line, so a value dead midway is not held until the program returns."""
+    last = {}
+    for k, e in enumerate(program.eqns):
+        for v in e.outvars:
+            last[id(v)] = (k, v)
+        for a in e.invars:
+            if type(a) is Var and id(a) in last:
+                last[id(a)] = (k, a)
+        if k in plan and id(plan[k]) in last:
+            last[id(plan[k])] = (k, plan[k])
+    for a in program.outvars:
+        last.pop(id(a), None)
+    dies = [[] for _ in program.eqns]
+    for k, v in last.values():
+        dies[k].append(v)
+    return dies
 
 
 def _plan(jaxpr, lowerings, fix, donated, c_order):
