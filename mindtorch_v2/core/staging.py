@@ -30,6 +30,7 @@ import collections
 import functools
 import itertools
 import logging
+import math
 import sys
 import warnings
 
@@ -168,7 +169,7 @@ class Executable:
     """One compiled signature of a jitted function: its optimized Jaxpr and the code that runs it."""
 
     __slots__ = ("jaxpr", "donated", "source", "fused", "_run", "_eqns", "_lowerings", "_fix", "_c_order", "_quiet",
-                 "_meta", "_warned")
+                 "_meta", "_warned", "_arena_spec", "_arenas")
 
     def __init__(self, jaxpr, donated):
         self.jaxpr = jaxpr
@@ -182,6 +183,8 @@ class Executable:
         self._c_order = None
         self._quiet = False      # whether a lowering silences numpy's warnings (then the program does, once)
         self._eqns = jaxpr.eqns  # what runs: the jaxpr's equations, with fused kernels in place of some runs
+        self._arena_spec = ()    # (shape, dtype) of each arena buffer (see _plan)
+        self._arenas = []        # idle arenas, one per call that has run at once
         self.fused = 0           # how many fused kernels the program runs
 
     def __call__(self, arrays):
@@ -193,7 +196,16 @@ class Executable:
         if run is None:  # the probe only reads; the plan's first run then gives this call's results
             self._probe(bufs)
             run = self._run = self._generate()
-        outs = run(*bufs)
+        if self._arena_spec:
+            # each running call takes an arena of its own (a second thread makes a second one)
+            arenas = self._arenas
+            arena = arenas.pop() if arenas else [np.empty(shape, dtype) for shape, dtype in self._arena_spec]
+            try:
+                outs = run(*bufs, arena)
+            finally:
+                arenas.append(arena)
+        else:
+            outs = run(*bufs)
         return [_make(b, v.shape, v.dtype, v.device) for b, v in zip(outs, jaxpr.outvars)]
 
     def _take_donations(self, arrays):
@@ -241,8 +253,11 @@ class Executable:
                 fix.append(False)
             else:
                 args = [read(a) for a in e.invars]
+                special = f.specialize(e) if getattr(f, "specialize", None) is not None else None
+                if special is not None:  # the lowering for these avals and params, as one cheap call
+                    f = self._lowerings[k] = special
                 with np.errstate(all="ignore"):
-                    res = f(*args, **e.params)
+                    res = f(*args) if special is not None else f(*args, **e.params)
                     if getattr(f, "variants", None) is not None:
                         f, res = _fastest(f, res, args, e.params)
                         self._lowerings[k] = f
@@ -308,8 +323,12 @@ class Executable:
             names[id(lit)] = f"K{k}"
             glob[f"K{k}"] = _literal_buf(lit)
         program = Jaxpr(jaxpr.invars, self._eqns, jaxpr.outvars)
-        plan = _plan(program, self._lowerings, self._fix, set(self.donated), self._c_order)
-        lines = [f"def run({', '.join(names[id(v)] for v in jaxpr.invars)}):"]
+        plan, arena = _plan(program, self._lowerings, self._fix, set(self.donated), self._c_order)
+        slots = {k: f"S{j}" for j, k in enumerate(arena)}
+        self._arena_spec = tuple(arena.values())
+        lines = [f"def run({''.join(names[id(v)] + ', ' for v in jaxpr.invars)}S=()):"]
+        if slots:
+            lines.append(f"    {''.join(n + ', ' for n in slots.values())}= S")
         counter = itertools.count()
         dies = _deaths(program, plan)
         for k, (e, f) in enumerate(zip(self._eqns, self._lowerings)):
@@ -322,12 +341,14 @@ class Executable:
                 continue
             glob[f"F{k}"] = f
             args = [names[id(a)] for a in e.invars]
-            if e.params:
+            if e.params and not getattr(f, "binds_params", False):
                 glob[f"P{k}"] = e.params
                 args.append(f"**P{k}")
             target = plan.get(k)
             if target is not None:
                 args.append(f"out={names[id(target)]}")
+            elif k in slots:
+                args.append(f"out={slots[k]}")
             call = f"F{k}({', '.join(args)})"
             if e.prim.multiple_results:
                 lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
@@ -427,8 +448,22 @@ def _deaths(program, plan):
     return dies
 
 
+def _accepts_out(f, e):
+    """Whether lowering f takes out= for equation e: its `accepts_out` is a flag, or a test of the avals."""
+    accepts = getattr(f, "accepts_out", False)
+    return accepts(*e.invars) if callable(accepts) else accepts
+
+
+ARENA_BYTES = 256 << 20  # at most this much of an Executable's intermediates lives in its arena between calls
+
+
 def _plan(jaxpr, lowerings, fix, donated, c_order):
-    """Which equations write into which dead buffer: {equation index: the var whose buffer it reuses}.
+    """Which equations write into which dead buffer: {equation index: the var whose buffer it reuses}, and
+    which write into the arena: {equation index: (shape, dtype)}.
+
+    The arena: buffers the Executable keeps between calls for intermediates that never reach an output. A
+    buffer allocated and freed on every call costs the allocator's page faults once it is large (glibc hands
+    big blocks back to the system: a 784-512-512 MLP step spent ~10% of its time faulting pages in).
 
     Alias classes: a ufunc result is a fresh buffer (its own class); any other lowering may return a view
     of its inputs, so its result joins its inputs' classes. A class is dead after the last equation that
@@ -461,7 +496,7 @@ def _plan(jaxpr, lowerings, fix, donated, c_order):
     for k, (e, f) in enumerate(zip(jaxpr.eqns, lowerings)):
         # writes: a ufunc the plan may hand a buffer with out=; owns: its result is a new buffer (a ufunc's,
         # or a lowering marked `fresh_result`), which the plan may reuse once its alias class is dead
-        writes = ((isinstance(f, np.ufunc) and f.nout == 1 or getattr(f, "accepts_out", False)) and not e.params
+        writes = ((isinstance(f, np.ufunc) and f.nout == 1 or _accepts_out(f, e)) and not e.params
                   and not fix[k] and e.outvars[0].dtype.category >= _dt.FLOAT)
         fresh = writes or (getattr(f, "fresh_result", False) and not fix[k]
                            and all(v.dtype.category >= _dt.FLOAT for v in e.outvars))
@@ -490,31 +525,51 @@ def _plan(jaxpr, lowerings, fix, donated, c_order):
             dying[k].append(r)
     pool = collections.defaultdict(list)  # (shape, dtype) -> free vars' buffers
     plan = {}
+    arena = {}     # equation index -> (shape, numpy dtype) of the arena buffer it writes into
+    in_arena = set()  # ids of the vars whose buffer is an arena buffer
+    arena_bytes = 0
     for k, e in enumerate(jaxpr.eqns):
         out = e.outvars[0]
         here = [r for r in dying.get(k, ()) if find(r) == r]
-        if fresh_eqn[k] and all(c_order.get(id(a), True) for a in e.invars if type(a) is Var):
+        # (a ufunc writing into a C buffer from other layouts is a slow strided copy; a GEMM takes any layout)
+        if fresh_eqn[k] and (not isinstance(lowerings[k], np.ufunc)
+                             or all(c_order.get(id(a), True) for a in e.invars if type(a) is Var)):
             want = (out.shape, out.dtype)
+            # a result that is (or becomes part of) an output must not land in the arena: the next call
+            # would overwrite what the caller holds
+            kept = pinned[find(id(out))]
+
+            def usable(v):
+                return not (kept and id(v) in in_arena)
             target = None
             # in place: a dying input of this very equation, a donated one first (its memory is given up). Not
             # for a fused loop: writing over its own input stops LLVM vectorizing it (~3x slower, measured)
             in_place = isinstance(lowerings[k], np.ufunc)
             candidates = [v for r in here for v in roots[r] if in_place and (v.shape, v.dtype) == want
-                          and any(a is v for a in e.invars) and c_order.get(id(v))]
+                          and any(a is v for a in e.invars) and c_order.get(id(v)) and usable(v)]
             if candidates:
                 target = min(candidates, key=lambda v: id(v) not in donated_ids)
-            if target is None and pool[want]:
-                target = pool[want].pop()
+            if target is None:
+                free = [v for v in pool[want] if usable(v)]
+                if free:
+                    target = free[-1]
+                    pool[want].remove(target)
             if target is not None:
                 plan[k] = target
+                if id(target) in in_arena:
+                    in_arena.add(id(out))
                 for r in here:
                     roots[r] = [v for v in roots[r] if v is not target]
+            elif not kept and arena_bytes + out.dtype.np.itemsize * math.prod(out.shape) <= ARENA_BYTES:
+                arena[k] = (out.shape, out.dtype.np)
+                arena_bytes += out.dtype.np.itemsize * math.prod(out.shape)
+                in_arena.add(id(out))
         for r in here:
             for v in roots[r]:
                 if c_order.get(id(v)):
                     pool[(v.shape, v.dtype)].append(v)
             roots[r] = []
-    return plan
+    return plan, arena
 
 
 # ---------------------------------------------------------------------------

@@ -23,6 +23,21 @@ NEG_ONE = "neg_one"
 _SCALARS = {}
 
 
+def specialized(rule):
+    """Decorator for a cpu lowering: jit asks `rule(eqn)` for a call of the arrays alone, this equation's params
+    and avals bound (a C method in place of NumPy's Python-level helper: np.expand_dims or np.sum's dispatch
+    cost ~3 us each, ~10 us with the caches cold after a GEMM), or None where it has none."""
+    def attach(lowering):
+        def specialize(e):
+            fn = rule(e)
+            if fn is not None:
+                fn.binds_params = True
+            return fn
+        lowering.specialize = specialize
+        return lowering
+    return attach
+
+
 def scalar_array(value, dtype, device):
     """A 0-d constant on `device` (meta: no buffer); cached, since arrays are immutable."""
     key = (type(value), value, dtype, device)

@@ -100,7 +100,9 @@ matmul_p.batch = _two_batch(matmul_p)
 
 
 @matmul_p.def_impl("cpu")
-def _matmul_cpu(a, b):
+def _matmul_cpu(a, b, out=None):
+    if out is not None:  # (only where _plain_gemm holds: jit's buffer plan asks accepts_out first)
+        return np.matmul(a, b, out=out)
     if not (a.size and b.size):
         return np.matmul(a, b)
     if a.shape[-1] == 1:
@@ -119,18 +121,28 @@ def _matmul_cpu(a, b):
     return np.matmul(a, b)
 
 
+def _plain_gemm(a, b):
+    """Whether a product of these avals is one plain GEMM (the branch of _matmul_cpu that takes out=)."""
+    return len(a.shape) == 2 and len(b.shape) == 2 and a.shape[1] > 1 and 0 not in a.shape + b.shape
+
+
 _matmul_cpu.fresh_result = True  # every branch returns a new buffer (or a view only of one)
+_matmul_cpu.accepts_out = _plain_gemm
 
 
-def _matmul_swapped(a, b):
+def _matmul_swapped(a, b, out=None):
     """a @ b as (bᵀ aᵀ)ᵀ, copied to the C order np.matmul gives (a layout the next ops would pay for: an F-ordered
     result met a C-ordered one in a later subtract at 20x its time). The same GEMM with the operands' roles
     exchanged: OpenBLAS's speed depends on which operand comes transposed, and x @ W.T at (16, 784) x (784, 512)
     takes 314 us as itself, 172 us this way (and the other way round for aᵀ g, the weight's gradient)."""
-    return np.ascontiguousarray(np.matmul(b.T, a.T).T)
+    if out is None:
+        return np.ascontiguousarray(np.matmul(b.T, a.T).T)
+    np.copyto(out, np.matmul(b.T, a.T).T)
+    return out
 
 
 _matmul_swapped.fresh_result = True
+_matmul_swapped.accepts_out = _plain_gemm
 
 
 def _matmul_variants(a, b):

@@ -102,7 +102,18 @@ def _narrow(out, x):
         return np.asarray(out).astype(x.dtype)
 
 
+def _sum_as_reduce(e):
+    """jit: np.add.reduce for these avals, where no narrowing follows (np.sum's own call, minus its dispatch)."""
+    x = e.invars[0]
+    acc = _acc_dtype(np.empty(0, x.dtype.np))
+    if acc != x.dtype.np and dt.is_float(x.dtype):
+        return None
+    axis, keepdims = (e.params["axis"] if x.shape else None), e.params["keepdims"]
+    return lambda x: np.add.reduce(x, axis=axis, dtype=acc, keepdims=keepdims)
+
+
 @sum_p.def_impl("cpu")
+@_family.specialized(_sum_as_reduce)
 def _sum_cpu(x, *, axis, keepdims):
     return _narrow(np.sum(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_acc_dtype(x)), x)
 
@@ -157,7 +168,7 @@ def _extremum_weights(out, x, axis, keepdims):
     return div(hit, sum_p.bind(hit, axis=axis, keepdims=True))
 
 
-def _extremum(name, np_fn):
+def _extremum(name, np_fn, ufunc):
     def vjp(g, out, x, *, axis, keepdims):
         return mul(_expand_back(g, x, axis, keepdims), _extremum_weights(out, x, axis, keepdims))
 
@@ -168,12 +179,17 @@ def _extremum(name, np_fn):
     prim = Primitive(name, _reduce_meta(name, lambda d: d, nonempty=True),
                      vjp=(vjp,), vjp_reads=(0, "out"), jvp=jvp)
     prim.batch = _reduce_batch(prim)
-    prim.def_impl("cpu")(lambda x, *, axis, keepdims: np_fn(x, axis=_np_axis(x, axis), keepdims=keepdims))
+    def as_reduce(e):  # jit: the ufunc's reduce for these avals, minus np.max's Python dispatch
+        axis, keepdims = (e.params["axis"] if e.invars[0].shape else None), e.params["keepdims"]
+        return lambda x: ufunc.reduce(x, axis=axis, keepdims=keepdims)
+
+    prim.def_impl("cpu")(_family.specialized(as_reduce)(
+        lambda x, *, axis, keepdims: np_fn(x, axis=_np_axis(x, axis), keepdims=keepdims)))
     return prim
 
 
-max_p = _extremum("max", np.max)
-min_p = _extremum("min", np.min)
+max_p = _extremum("max", np.max, np.maximum)
+min_p = _extremum("min", np.min, np.minimum)
 
 any_p = Primitive("any", _reduce_meta("any", lambda d: dt.bool_))
 any_p.batch = _reduce_batch(any_p)

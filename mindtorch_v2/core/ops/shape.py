@@ -48,7 +48,20 @@ reshape_p = Primitive("reshape", _reshape_meta, linear=True,
                       vjp=(lambda g, out, x, *, shape: reshape_p.bind(g, shape=x.shape),))
 reshape_p.batch = lambda vals, bdims, *, shape: (
     reshape_p.bind(move_to_front(vals[0], bdims[0]), shape=(vals[0].shape[bdims[0]],) + shape), 0)
-reshape_p.def_impl("cpu")(lambda x, *, shape: np.reshape(x, shape))
+def _method_reshape(shape):
+    return lambda x: x.reshape(shape)
+
+
+def _method_transpose(perm):
+    return lambda x: x.transpose(perm)
+
+
+# reshape, squeeze and expand_dims are one ndarray.reshape to the result's shape (a view where NumPy's helper
+# gives one: unit axes added or dropped never copy)
+_as_reshape = _family.specialized(lambda e: _method_reshape(e.outvars[0].shape))
+
+
+reshape_p.def_impl("cpu")(_as_reshape(lambda x, *, shape: np.reshape(x, shape)))
 
 
 def _resolve_shape(shape, size, name="reshape"):
@@ -137,7 +150,8 @@ transpose_p = Primitive("transpose", _transpose_meta, linear=True,
                         vjp=(lambda g, out, x, *, perm: transpose_p.bind(g, perm=_inverse_perm(perm)),))
 transpose_p.batch = lambda vals, bdims, *, perm: (
     transpose_p.bind(move_to_front(vals[0], bdims[0]), perm=(0,) + shift_axes(perm)), 0)
-transpose_p.def_impl("cpu")(lambda x, *, perm: np.transpose(x, perm))
+transpose_p.def_impl("cpu")(_family.specialized(lambda e: _method_transpose(e.params["perm"]))(
+    lambda x, *, perm: np.transpose(x, perm)))
 
 
 def transpose(x, axes=None):
@@ -197,7 +211,7 @@ squeeze_p = Primitive("squeeze", _squeeze_meta, linear=True,
                       vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),))
 squeeze_p.batch = lambda vals, bdims, *, axis: (
     squeeze_p.bind(move_to_front(vals[0], bdims[0]), axis=shift_axes(axis)), 0)
-squeeze_p.def_impl("cpu")(lambda x, *, axis: np.squeeze(x, axis))
+squeeze_p.def_impl("cpu")(_as_reshape(lambda x, *, axis: np.squeeze(x, axis)))
 
 
 def squeeze(x, axis=None):
@@ -227,7 +241,7 @@ expand_dims_p = Primitive("expand_dims", _expand_dims_meta, linear=True,
                           vjp=(lambda g, out, x, *, axis: reshape_p.bind(g, shape=x.shape),))
 expand_dims_p.batch = lambda vals, bdims, *, axis: (
     expand_dims_p.bind(move_to_front(vals[0], bdims[0]), axis=shift_axes(axis)), 0)
-expand_dims_p.def_impl("cpu")(lambda x, *, axis: np.expand_dims(x, axis))
+expand_dims_p.def_impl("cpu")(_as_reshape(lambda x, *, axis: np.expand_dims(x, axis)))
 
 
 def expand_dims(x, axis):
