@@ -212,23 +212,22 @@ class Executable:
         """The input buffers, with each donated one checked first: it is reused (and its Array deleted)
         only if it is ours alone: writable, not a view, held by this one Array alone (getrefcount sees
         that reference and its own argument) and passed once. Otherwise the plan gets a copy."""
-        donated = self.donated
-        counts = collections.Counter(map(id, arrays))
-        bufs = []
-        for i, a in enumerate(arrays):
-            if i in donated:
-                if (type(a._buf) is np.ndarray and a._buf.flags.writeable and a._buf.base is None
-                        and sys.getrefcount(a._buf) <= 2 and counts[id(a)] == 1):
-                    bufs.append(a._buf)
-                    _set_buf(a, _DELETED)
-                    continue
-                if not self._warned:
-                    self._warned = True
-                    warnings.warn("jit: a donated buffer was not usable (it is shared with another array or "
-                                  "with numpy); it was copied instead", UserWarning, stacklevel=4)
-                bufs.append(a._buf.copy())
-            else:
-                bufs.append(a._buf)
+        bufs = [a._buf for a in arrays]
+        once = len(set(map(id, arrays))) == len(arrays)
+        counts = None if once else collections.Counter(map(id, arrays))
+        for i in self.donated:
+            a = arrays[i]
+            buf = bufs[i]
+            # (getrefcount counts the Array's reference, `bufs`, `buf` and its own argument)
+            if (type(buf) is np.ndarray and buf.flags.writeable and buf.base is None
+                    and sys.getrefcount(buf) <= 4 and (once or counts[id(a)] == 1)):
+                _set_buf(a, _DELETED)
+                continue
+            if not self._warned:
+                self._warned = True
+                warnings.warn("jit: a donated buffer was not usable (it is shared with another array or "
+                              "with numpy); it was copied instead", UserWarning, stacklevel=4)
+            bufs[i] = buf.copy()
         return bufs
 
     def _probe(self, bufs):
@@ -524,6 +523,10 @@ def _plan(jaxpr, lowerings, fix, donated, c_order):
         if not pinned[r]:
             dying[k].append(r)
     pool = collections.defaultdict(list)  # (shape, dtype) -> free vars' buffers
+    for v in jaxpr.invars:  # a donated input the program never reads is free from the start
+        if id(v) in donated_ids and find(id(v)) not in last and c_order.get(id(v)):
+            pool[(v.shape, v.dtype)].append(v)
+            roots[find(id(v))] = []
     plan = {}
     arena = {}     # equation index -> (shape, numpy dtype) of the arena buffer it writes into
     in_arena = set()  # ids of the vars whose buffer is an arena buffer

@@ -76,7 +76,25 @@ as_strided_p.batch = lambda vals, bdims, *, shape, strides, offset: (as_strided_
                                                               offset)), 0)
 
 
+def _as_strided_direct(e):
+    """jit: the view built straight on the base's buffer, its byte strides worked out once (a torch.compile'd
+    program reads every transposed weight through one of these)."""
+    base, p = e.invars[0], e.params
+    item = base.dtype.np.itemsize
+    shape, strides, offset = p["shape"], tuple(st * item for st in p["strides"]), p["offset"] * item
+    if 0 in shape or 0 in base.shape:
+        return None
+
+    def view(base):
+        v = np.ndarray(shape, base.dtype, buffer=base if base.flags.c_contiguous else np.ascontiguousarray(base),
+                       offset=offset, strides=strides)
+        v.flags.writeable = False
+        return v
+    return view
+
+
 @as_strided_p.def_impl("cpu")
+@_family.specialized(_as_strided_direct)
 def _as_strided_cpu(base, *, shape, strides, offset):
     return _flat_view(np.ascontiguousarray(base).reshape(-1), shape, strides, offset)
 
