@@ -212,6 +212,87 @@ def test_outputs_are_never_overwritten_by_later_calls():
     np.testing.assert_array_equal(np.asarray(a), kept)
 
 
+def test_intermediates_live_in_an_arena_that_outputs_and_views_of_them_never_share():
+    def f(x, w):
+        h = core.matmul(x, w)          # a GEMM into the arena
+        y = core.tanh(h) * 2.0         # intermediates: arena buffers, reused call after call
+        v = core.reshape(h, (-1,))     # an output that is a view of an intermediate: h stays out of the arena
+        return core.sum(y, axis=0), v
+    x, w = arr(8, 16, seed=1), arr(16, 4, seed=2)
+    g = core.jit(f)
+    first = g(x, w)
+    kept = [np.asarray(a).copy() for a in first]
+    exe = g.lower(x, w)
+    assert exe._arena_spec and "out=S" in exe.source
+    second = g(arr(8, 16, seed=3), w)  # the same arena, other values
+    for a, k in zip(first, kept):
+        np.testing.assert_array_equal(np.asarray(a), k)
+    want = f(arr(8, 16, seed=3), w)
+    for a, b in zip(second, want):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    arena = exe._arenas[0]
+    for out in list(first) + list(second):
+        assert not any(np.shares_memory(np.asarray(out), buf) for buf in arena)
+
+
+def test_calls_running_at_once_each_take_an_arena():
+    import threading
+    f = core.jit(lambda x: core.sum(core.tanh(x * 2.0) * 3.0, axis=0))
+    xs = [arr(200, 50, seed=s) for s in range(8)]
+    want = [np.asarray(f(x)).copy() for x in xs]
+    errors = []
+
+    def work(i):
+        for _ in range(30):
+            got = np.asarray(f(xs[i]))
+            if not np.array_equal(got, want[i]):
+                errors.append(i)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: core.expand_dims(x, 1) * 2.0,
+    lambda x: core.squeeze(core.reshape(x, (3, 1, 4)), 1) + 1.0,
+    lambda x: core.reshape(core.matrix_transpose(x), (2, 6)) - 1.0,
+    lambda x: core.sum(x, axis=0) + core.max(x, axis=1, keepdims=True).sum(),
+    lambda x: core.min(x, axis=(0, 1)) * 3.0,
+    lambda x: core.sum(core.astype(x > 0, core.int32), axis=1),
+], ids=["expand_dims", "squeeze", "transpose-reshape", "sum-max", "min", "int-sum"])
+def test_specialized_lowerings_give_the_generic_lowerings_results(fn):
+    x = arr(3, 4, seed=5)
+    f = core.jit(fn)
+    got = f(x)
+    again = f(x)  # the generated code
+    want = fn(x)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(again), np.asarray(want))
+    exe = f.lower(x)
+    special = [k for k, low in enumerate(exe._lowerings) if getattr(low, "binds_params", False)]
+    assert special  # the params are bound into the specialized call:
+    assert all(f"F{k}(v" in exe.source or f"F{k}(i" in exe.source for k in special)
+    assert not any(f"**P{k})" in exe.source for k in special)
+
+
+def test_broadcast_to_folds_into_a_broadcasting_binary():
+    def f(x, s):
+        return x * core.broadcast_to(s, x.shape) + core.broadcast_to(s, x.shape)
+    x, s = arr(4, 5, seed=1), arr(4, 1, seed=2)
+    text = str(core.make_jaxpr(f)(x, s))
+    assert "broadcast_to" in text  # as traced
+    assert "broadcast_to" not in str(core.jit(f).lower(x, s).jaxpr)  # optimized away: the ufunc broadcasts
+    np.testing.assert_array_equal(np.asarray(core.jit(f)(x, s)), np.asarray(f(x, s)))
+    # a broadcast that sets the result's shape stays
+    g = core.jit(lambda a, b: core.broadcast_to(a, (4, 5)) * b)
+    assert "broadcast_to" in str(g.lower(arr(4, 1), arr(1, 5)).jaxpr)
+    np.testing.assert_array_equal(np.asarray(g(arr(4, 1), arr(1, 5))), np.asarray(arr(4, 1)) * np.asarray(arr(1, 5)))
+
+
 def test_a_view_of_an_intermediate_keeps_its_buffer_alive():
     def f(x):
         y = core.exp(x)
