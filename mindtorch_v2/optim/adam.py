@@ -41,10 +41,10 @@ class Adam(_GroupwiseOptimizer):
             bias_correction1 = 1 - beta1 ** step
             if type(step) is float:
                 bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
-                step_size = -(lr / bias_correction1)
+                step_size = -lr / bias_correction1  # = -(lr / bc1) exactly (division is sign-symmetric)
             else:  # a traced step count (torch.compile): the same double-precision math on 0-d tensors
                 bias_correction2_sqrt = (1 - beta2 ** step).sqrt().to(p.dtype)
-                step_size = (-(lr / bias_correction1)).to(p.dtype)
+                step_size = (-lr / bias_correction1).to(p.dtype)  # one 0-d op fewer than -(lr / bc1)
             grad = _descent_grad(p, grad, group, decoupled)
             exp_avg, exp_avg_sq = _update_moments(state, grad, beta1, beta2)
             if amsgrad:
