@@ -103,3 +103,46 @@ def test_compiled_adamw_fuses_each_params_update_where_numba_is_installed():
     # 4 params (2 weights, 2 biases): no tensor-shaped arithmetic of the update is left outside a kernel
     assert names.count("fused") >= 4
     assert "sqrt" not in [e.prim.name for e in exe._eqns if e.outvars[0].shape in ((64, 16), (64,), (3, 64), (3,))]
+
+
+# ---------------------------------------------------------------------------
+# fusion reads operands broadcast along the last axis (a layer norm's weight) or across it (its mean)
+
+
+def _norm_chain(x, mean, rstd, w, b):
+    return (x - mean) * rstd * w + b
+
+
+def _norm_args(rows=6, n=5):
+    from mindtorch_v2 import core
+    rng = np.random.default_rng(3)
+    f = lambda *s: core.asarray(rng.standard_normal(s).astype(np.float32))  # noqa: E731
+    return f(rows, 4, n), f(rows, 4, 1), f(rows, 4, 1), f(n), f(1, 1, n)
+
+
+def test_a_run_with_broadcast_operands_fuses_into_one_kernel_with_numpys_numbers(monkeypatch):
+    pytest.importorskip("numba")
+    from mindtorch_v2 import core
+    from mindtorch_v2.core import fusion
+    times = iter([1.0, 0.5])  # op by op, then the kernel: the kernel wins
+    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
+    args = _norm_args()
+    f = core.jit(_norm_chain)
+    got = f(*args)
+    assert f.lower(*args).fused == 1
+    with monkeypatch.context() as m:
+        m.setattr(fusion, "available", lambda: False)
+        want = core.jit(_norm_chain)(*args)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(f(*args)), np.asarray(want))  # the generated program too
+
+
+def test_operands_fusion_cannot_read_keep_the_run_in_numpy():
+    from mindtorch_v2.core import fusion
+    out = (6, 4, 5)
+    assert fusion._operand_kind((6, 4, 5), out) == "full"
+    assert fusion._operand_kind((), out) == "scalar"
+    assert fusion._operand_kind((5,), out) == "column" and fusion._operand_kind((1, 1, 5), out) == "column"
+    assert fusion._operand_kind((6, 4, 1), out) == "row"
+    for shape in ((4, 5), (6, 1, 5), (1, 4, 1), (1, 1, 1, 5)):
+        assert fusion._operand_kind(shape, out) is None
