@@ -6,7 +6,8 @@ numba loop reads each input once and writes each result once. This is an optiona
 (`pip install mindtorch_v2[fast]`): without numba, nothing here runs.
 
 Chosen by measurement, per program: after jit's probe run, each run of consecutive fusable equations
-(same output shape and float dtype; inputs of that shape, C-ordered, or 0-d) that took at least
+(same output shape and float dtype; inputs of that shape, C-ordered, or 0-d, or broadcast along
+the last axis or across it, as a layer norm's weight and mean are) that took at least
 `MIN_SECONDS` op by op is compiled, timed on the probe's own buffers, and kept only if faster. Kernels are
 cached by their expression, so a program traced again compiles nothing new.
 
@@ -22,7 +23,7 @@ import numpy as np
 
 __all__ = ["available", "fuse"]
 
-MIN_SECONDS = 20e-6  # op-by-op time under which compiling a kernel cannot pay off (nor win by much)
+MIN_SECONDS = 8e-6  # op-by-op time under which a kernel cannot win by much (an optimizer step on a bias: 14 ops, ~15 us)
 
 # only the correctly rounded operations: a fused loop then gives NumPy's numbers bit for bit (numba's libm
 # tanh/exp/log differ from NumPy's SIMD ones by an ulp in ~40% of float32 elements, so those stay NumPy's)
@@ -47,7 +48,24 @@ def fusable(e, lowering, fix):
     out = e.outvars[0]
     if out.dtype.np not in (np.float32, np.float64):
         return False
-    return all(a.dtype is out.dtype and (a.shape == out.shape or a.shape == ()) for a in e.invars)
+    return all(a.dtype is out.dtype and _operand_kind(a.shape, out.shape) is not None for a in e.invars)
+
+
+def _operand_kind(shape, out_shape):
+    """How a fused loop reads an operand of `shape` for a result of `out_shape`: "full" (element j), "scalar"
+    (0-d), "column" (broadcast along the last axis: a layer norm's weight, element j % n), "row" (one value per
+    last-axis row: a layer norm's mean, element j // n); None when the loop cannot read it."""
+    if shape == out_shape:
+        return "full"
+    if shape == ():
+        return "scalar"
+    if not out_shape:
+        return None
+    if shape[-1:] == out_shape[-1:] and all(s == 1 for s in shape[:-1]) and len(shape) <= len(out_shape):
+        return "column"
+    if shape == out_shape[:-1] + (1,):
+        return "row"
+    return None
 
 
 def fuse(eqns, lowerings, read, used_after):
@@ -69,15 +87,20 @@ def fuse(eqns, lowerings, read, used_after):
     op_by_op = timed(lambda: _run_numpy(eqns, lowerings, inputs, bufs))
     if op_by_op < MIN_SECONDS:
         return None
-    kernel = _kernel(eqns, lowerings, inputs, outputs)
     shape, dtype = outputs[0].shape, outputs[0].dtype.np
+    kinds = [_operand_kind(a.shape, shape) for a in inputs]
+    kernel = _kernel(eqns, lowerings, inputs, outputs, kinds)
     n_out = len(outputs)
+    extra = (shape[-1],) if any(k in ("column", "row") for k in kinds) else ()  # the row length
+    if extra and not extra[0]:
+        return None  # empty rows (and nothing to gain)
 
     def run(*ins, out=None):
         # out: a dead buffer the jit plan hands over for the (single) result; each element is written after
-        # its inputs are read, so the buffer may be one of the inputs
+        # its inputs are read, so the buffer may be one of the inputs (a broadcast operand never is: its
+        # shape differs)
         outs = [np.empty(shape, dtype) if out is None or i else out for i in range(n_out)]
-        kernel(*[b.reshape(-1) if b.shape else b.reshape(1) for b in ins], *[o.reshape(-1) for o in outs])
+        kernel(*[b.reshape(-1) if b.shape else b.reshape(1) for b in ins], *[o.reshape(-1) for o in outs], *extra)
         return outs
     run.fresh_result = True
     run.accepts_out = n_out == 1
@@ -103,25 +126,34 @@ def timed(fn):
     return min(timeit.repeat(fn, repeat=5, number=2)) / 2
 
 
-def _kernel(eqns, lowerings, inputs, outputs):
+def _kernel(eqns, lowerings, inputs, outputs, kinds):
     names = {}
     params = []
     pre = []
-    for i, a in enumerate(inputs):
-        names[id(a)] = f"x{i}[j]" if a.shape else f"s{i}"
+    read = {"full": "x{0}[j]", "column": "x{0}[c]", "row": "x{0}[r]"}
+    for i, (a, kind) in enumerate(zip(inputs, kinds)):
+        names[id(a)] = f"s{i}" if kind == "scalar" else read[kind].format(i)
         params.append(f"x{i}")
-        if not a.shape:
+        if kind == "scalar":
             pre.append(f"    s{i} = x{i}[0]")
     body = []
     for k, (e, f) in enumerate(zip(eqns, lowerings)):
         args = [names[id(a)] for a in e.invars]
         expr = _BINARY[f].format(*args) if f in _BINARY else _UNARY[f].format(*args)
-        body.append(f"        t{k} = {expr}")
+        body.append(f"t{k} = {expr}")
         names[id(e.outvars[0])] = f"t{k}"
     outs = [f"o{i}" for i in range(len(outputs))]
-    body += [f"        {o}[j] = {names[id(v)]}" for o, v in zip(outs, outputs)]
-    source = "\n".join([f"def kernel({', '.join(params + outs)}):", *pre,
-                        f"    for j in range({outs[0]}.shape[0]):", *body])
+    body += [f"{o}[j] = {names[id(v)]}" for o, v in zip(outs, outputs)]
+    if any(k in ("column", "row") for k in kinds):  # rows of n: j = r * n + c
+        loop = [f"def kernel({', '.join(params + outs)}, n):", *pre,
+                f"    for r in range({outs[0]}.shape[0] // n):",
+                "        for c in range(n):",
+                "            j = r * n + c",
+                *["            " + b for b in body]]
+    else:
+        loop = [f"def kernel({', '.join(params + outs)}):", *pre,
+                f"    for j in range({outs[0]}.shape[0]):", *["        " + b for b in body]]
+    source = "\n".join(loop)
     kernel = _KERNELS.get(source)
     if kernel is None:
         glob = {"np": np}

@@ -35,10 +35,18 @@ class Adam(_GroupwiseOptimizer):
         amsgrad, decoupled = group["amsgrad"], group["decoupled_weight_decay"]
         buffers = _AMSGRAD_BUFFERS if amsgrad else _BUFFERS
         for p, grad, state, step in self._stepped_params(group, buffers):
+            # the step's scalars first: under torch.compile they are 0-d ops, and computed before the tensor
+            # ops they leave those one unbroken run of same-shape arithmetic, which jit fuses into one loop
+            # (cast to p's dtype here, as the products below would cast them: the same numbers)
+            bias_correction1 = 1 - beta1 ** step
+            if type(step) is float:
+                bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
+                step_size = -lr / bias_correction1  # = -(lr / bc1) exactly (division is sign-symmetric)
+            else:  # a traced step count (torch.compile): the same double-precision math on 0-d tensors
+                bias_correction2_sqrt = (1 - beta2 ** step).sqrt().to(p.dtype)
+                step_size = (-lr / bias_correction1).to(p.dtype)  # one 0-d op fewer than -(lr / bc1)
             grad = _descent_grad(p, grad, group, decoupled)
             exp_avg, exp_avg_sq = _update_moments(state, grad, beta1, beta2)
-            bias_correction1 = 1 - beta1 ** step
-            bias_correction2_sqrt = math.sqrt(1 - beta2 ** step) if type(step) is float else (1 - beta2 ** step).sqrt()
             if amsgrad:
                 max_sq = state["max_exp_avg_sq"]
                 max_sq.copy_(maximum(max_sq, exp_avg_sq))
@@ -46,6 +54,6 @@ class Adam(_GroupwiseOptimizer):
             else:
                 denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
             if type(step) is float:
-                p.add_(exp_avg / denom, alpha=-(lr / bias_correction1))
-            else:  # a traced step count (torch.compile): the same product, with the factor a tensor
-                p.add_(exp_avg / denom * -(lr / bias_correction1))
+                p.add_(exp_avg / denom, alpha=step_size)
+            else:
+                p.add_(exp_avg / denom * step_size)
