@@ -293,6 +293,27 @@ def test_broadcast_to_folds_into_a_broadcasting_binary():
     np.testing.assert_array_equal(np.asarray(g(arr(4, 1), arr(1, 5))), np.asarray(arr(4, 1)) * np.asarray(arr(1, 5)))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_zero_dimensional_arithmetic_runs_on_scalars_with_the_ufuncs_bits(dtype):
+    def f(a, b):
+        c = a * 3.0 + b
+        d = c / (b - b)                  # 1/0, 0/0: inf and nan, silently
+        return -d, core.sqrt(core.abs(c)) * a, c - a / b
+    j = core.jit(f)
+    values = [1.5, -0.1, 1e-30, 3e38, -0.0, np.inf, np.nan, 7.0]
+    for x in values:
+        for y in values:
+            a, b = core.asarray(np.array(x, dtype)), core.asarray(np.array(y, dtype))
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                got = j(a, b)
+            want = f(a, b)
+            for g, w in zip(got, want):
+                assert g.shape == () and g.dtype == w.dtype
+                assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), (x, y)
+    assert "[()] * " in j.lower(a, b).source  # (it did run on scalars)
+
+
 def test_a_view_of_an_intermediate_keeps_its_buffer_alive():
     def f(x):
         y = core.exp(x)

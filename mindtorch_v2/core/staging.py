@@ -330,6 +330,28 @@ class Executable:
             lines.append(f"    {''.join(n + ', ' for n in slots.values())}= S")
         counter = itertools.count()
         dies = _deaths(program, plan)
+        # 0-d float arithmetic runs on numpy scalars (an optimizer's step scalars: ~0.1 us an operation, not the
+        # ~1.5 us of a ufunc call on 0-d arrays and its fix-up); IEEE arithmetic gives the ufunc's bits. A scalar
+        # value read by any other equation, or returned, gets a 0-d array twin (name + "_a")
+        scalar = {k for k, (e, f) in enumerate(zip(self._eqns, self._lowerings)) if _scalar_op(e, f)}
+        scalar_vars = {id(self._eqns[k].outvars[0]) for k in scalar}
+        twins = {id(a) for k, e in enumerate(self._eqns) if k not in scalar for a in e.invars if id(a) in scalar_vars}
+        twins |= {id(a) for a in jaxpr.outvars if id(a) in scalar_vars}
+        if scalar:
+            self._quiet = True  # (numpy's scalar division warns where the ufunc under errstate would not)
+            glob["ARR"] = np.asarray
+
+        def ref(a, as_scalar=False):
+            n = names[id(a)]
+            if id(a) in scalar_vars:
+                return n if as_scalar else n + "_a"
+            if not as_scalar:
+                return n
+            if type(a) is Literal:
+                glob[n + "s"] = _literal_buf(a)[()]
+                return n + "s"
+            return n + "[()]"
+
         for k, (e, f) in enumerate(zip(self._eqns, self._lowerings)):
             outs = []
             for v in e.outvars:
@@ -338,31 +360,37 @@ class Executable:
             if f is None:
                 lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {(None,) * len(outs)!r}")
                 continue
-            glob[f"F{k}"] = f
-            args = [names[id(a)] for a in e.invars]
-            if e.params and not getattr(f, "binds_params", False):
-                glob[f"P{k}"] = e.params
-                args.append(f"**P{k}")
-            target = plan.get(k)
-            if target is not None:
-                args.append(f"out={names[id(target)]}")
-            elif k in slots:
-                args.append(f"out={slots[k]}")
-            call = f"F{k}({', '.join(args)})"
-            if e.prim.multiple_results:
-                lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
-                if self._fix[k]:
-                    for o, v in zip(outs, e.outvars):
-                        glob[f"A{o}"] = v
-                        lines.append(f"    {o} = FIX({o}, A{o})")
-            elif self._fix[k]:
-                glob[f"A{k}"] = e.outvars[0]
-                lines.append(f"    {outs[0]} = FIX({call}, A{k})")
+            if k in scalar:
+                lines.append(f"    {outs[0]} = {_SCALAR_EXPR[f].format(*[ref(a, True) for a in e.invars])}")
+                if id(e.outvars[0]) in twins:
+                    lines.append(f"    {outs[0]}_a = ARR({outs[0]})")
             else:
-                lines.append(f"    {outs[0]} = {call}")
+                glob[f"F{k}"] = f
+                args = [ref(a) for a in e.invars]
+                if e.params and not getattr(f, "binds_params", False):
+                    glob[f"P{k}"] = e.params
+                    args.append(f"**P{k}")
+                target = plan.get(k)
+                if target is not None:
+                    args.append(f"out={names[id(target)]}")
+                elif k in slots:
+                    args.append(f"out={slots[k]}")
+                call = f"F{k}({', '.join(args)})"
+                if e.prim.multiple_results:
+                    lines.append(f"    {', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
+                    if self._fix[k]:
+                        for o, v in zip(outs, e.outvars):
+                            glob[f"A{o}"] = v
+                            lines.append(f"    {o} = FIX({o}, A{o})")
+                elif self._fix[k]:
+                    glob[f"A{k}"] = e.outvars[0]
+                    lines.append(f"    {outs[0]} = FIX({call}, A{k})")
+                else:
+                    lines.append(f"    {outs[0]} = {call}")
             if dies[k]:  # its memory goes back to the allocator now, reused hot by what follows
-                lines.append(f"    del {', '.join(names[id(v)] for v in dies[k])}")
-        lines.append("    return (" + "".join(f"{names[id(a)]}, " for a in jaxpr.outvars) + ")")
+                gone = [n for v in dies[k] for n in (names[id(v)], names[id(v)] + "_a")[:1 + (id(v) in twins)]]
+                lines.append(f"    del {', '.join(gone)}")
+        lines.append("    return (" + "".join(f"{ref(a)}, " for a in jaxpr.outvars) + ")")
         if self._quiet:  # one errstate for the whole program (~1 us): log(0) is -inf and 1/0 inf silently
             lines = [lines[0], "  with ERRSTATE(all='ignore'):"] + ["  " + line for line in lines[1:]]
             glob["ERRSTATE"] = np.errstate
@@ -372,6 +400,16 @@ class Executable:
 
 
 _set_buf = Array._buf.__set__
+
+_SCALAR_EXPR = {np.add: "{} + {}", np.subtract: "{} - {}", np.multiply: "{} * {}", np.true_divide: "{} / {}",
+                np.negative: "-{}"}
+
+
+def _scalar_op(e, f):
+    """Whether equation e (lowering f) is 0-d float arithmetic that may run on numpy scalars."""
+    out = e.outvars[0]
+    return (f in _SCALAR_EXPR and not e.params and out.shape == () and out.dtype.np in (np.float32, np.float64)
+            and all(a.shape == () and a.dtype is out.dtype for a in e.invars))
 
 
 def _fastest(f, res, args, params):
