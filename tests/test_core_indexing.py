@@ -294,3 +294,22 @@ def test_zero_dim_sort_topk_gather_scatter_like_torch():
         core.gather(s, 0, core.asarray(1))
     with pytest.raises(ValueError, match="k=2"):
         core.topk(s, 2)
+
+
+@pytest.mark.parametrize("shape,m,axis", [((128, 64), 256, 0), ((10, 3, 5), 400, 0), ((5, 40, 3), 300, 1)])
+def test_index_add_rows_loop_and_sorted_sum_give_add_at_numbers(shape, m, axis, monkeypatch):
+    # an embedding's gradient: duplicates summed in float64 in index order, then added to x with one rounding
+    from mindtorch_v2.core.ops import indexing
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    idx = rng.integers(-shape[axis], shape[axis], m)
+    upd_shape = list(shape)
+    upd_shape[axis] = m
+    upd = (rng.standard_normal(upd_shape) * 10.0 ** rng.integers(-8, 8, upd_shape)).astype(np.float32)
+    acc = np.zeros(shape, np.float64)
+    np.add.at(acc, (slice(None),) * axis + (idx % shape[axis],), upd)
+    want = (x + acc).astype(np.float32)
+    got = indexing._index_add_cpu(x, idx, upd, axis=axis)  # the numba loop where installed
+    assert got.tobytes() == want.tobytes()
+    monkeypatch.setattr(indexing, "_add_rows_kernel", lambda: None)
+    assert indexing._index_add_cpu(x, idx, upd, axis=axis).tobytes() == want.tobytes()  # the sorted sum

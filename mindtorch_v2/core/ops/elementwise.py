@@ -5,13 +5,12 @@ Each line declares a primitive with its derivative (see `_family.unary` /
 and binds.
 """
 import functools
-import importlib
-import importlib.util
 import math
 
 import numpy as np
 import scipy.special as _sc
 
+from .. import _numba
 from .. import dtypes as dt
 from ..array import Array, ArrayBase
 from ._family import elementwise_rule, unary_rule
@@ -168,13 +167,7 @@ def _erf32_loop(x, table, out):
 @functools.cache
 def _erf32_kernel():
     """_erf32_loop compiled by numba (None without numba: scipy's loop then)."""
-    if importlib.util.find_spec("numba") is None:
-        return None
-    numba = importlib.import_module("numba")
-    try:  # the on-disk cache (next to this file) saves the compile in later processes
-        return numba.njit(error_model="numpy", cache=True)(_erf32_loop)
-    except RuntimeError:  # no writable cache directory
-        return numba.njit(error_model="numpy", cache=False)(_erf32_loop)
+    return _numba.njit(_erf32_loop)
 
 
 def _quiet(np_fn):

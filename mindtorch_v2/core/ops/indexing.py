@@ -5,9 +5,11 @@ ints, slices, None, Ellipsis, integer arrays and concrete boolean masks), and it
 writing forms index_put (set or accumulate) and masked_scatter.
 """
 import builtins
+import functools
 
 import numpy as np
 
+from .. import _numba
 from .. import dtypes as dt
 from ..array import Array as _Array
 from ._family import all_front, move_to_front
@@ -132,8 +134,28 @@ def _index_add_batch(vals, bdims, *, axis):
 index_add_p.batch = _index_add_batch
 
 
+def _add_rows_loop(idx, rows, acc):
+    for j in range(idx.shape[0]):
+        i = idx[j]
+        for c in range(rows.shape[1]):
+            acc[i, c] += rows[j, c]
+
+
+@functools.cache
+def _add_rows_kernel():
+    """_add_rows_loop compiled by numba (None without numba)."""
+    return _numba.njit(_add_rows_loop)
+
+
 def _rows_summed(idx, rows, n):
-    """acc[i] = the sum of rows[j] over j with idx[j] == i, in float64, added in j order (as add.at adds)."""
+    """acc[i] = the sum of rows[j] over j with idx[j] == i, in float64, added in j order (as add.at adds).
+    With numba one loop in j order (an embedding's gradient, 256 rows of 64: ~5 us); else a stable sort and a
+    segmented sum (reduceat, ~20x add.at)."""
+    kernel = _add_rows_kernel() if rows.size >= 1024 else None
+    if kernel is not None:
+        acc = np.zeros((n,) + rows.shape[1:], np.float64)
+        kernel(idx, np.ascontiguousarray(rows).reshape(len(idx), -1), acc.reshape(n, -1))
+        return acc
     order = np.argsort(idx, kind="stable")
     sorted_idx = idx[order]
     starts = np.flatnonzero(np.concatenate(([True], sorted_idx[1:] != sorted_idx[:-1])))
