@@ -54,7 +54,7 @@ from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.function import Function
 from .eager.random_ops import default_generator
-from .eager.storage import BitcastStorage, DataStorage
+from .eager.storage import BitcastStorage, DataStorage, Storage
 from .eager.tensor import Tensor
 from .utils import _pytree
 
@@ -86,6 +86,7 @@ def reset():
     """Forget every compiled program (torch._dynamo.reset)."""
     for fn in _all_compiled:
         fn._cache.clear()
+        fn._last = None
         fn._n_traces = 0
     _warned.clear()
     counters.clear()
@@ -251,15 +252,17 @@ def _guard_key(found, args, kwargs):
     storages = []
     st_index = {}
     sig = []
+    append = sig.append
     for t in found.tensors:
-        st = _storage(t)
+        own = t._storage
+        st = own if type(own) is Storage else _storage(t)
         k = st_index.get(id(st))
         if k is None:
             k = st_index[id(st)] = len(storages)
             storages.append(st)
         v = st.value
-        sig.append((k, type(v), v.shape, v.dtype, v.device, type(t._storage), t._shape, t._strides, t._offset,
-                    t._rg, t._grad_fn is None, t._grad is None, t._base is None))
+        append((k, type(v), v.shape, v.dtype, v.device, type(own), t._shape, t._strides, t._offset,
+                t._rg, t._grad_fn is None, t._grad is None, t._base is None))
     flags = tuple(m.training for m in found.modules)
     groups = tuple(tuple((k, _hashable(v)) for k, v in g.items() if k != "params")
                    for opt in found.optimizers for g in opt.param_groups)
@@ -503,14 +506,14 @@ def _donatable(a):
 def _land(e, found, storages, outs):
     """Write the mutated storages and new grads of one run; return the returned tensors' values."""
     n = e.n_ret
-    for j, (k, bump) in enumerate(zip(e.mutated, e.bumps)):
+    for k, bump, v in zip(e.mutated, e.bumps, outs[n:]):
         st = storages[k]
-        v = outs[n + j]
         buf = v._buf
         if type(buf) is np.ndarray and not buf.flags.c_contiguous:  # as eager's writeback: views read a C base
             v = _make(np.ascontiguousarray(buf), v.shape, v.dtype, v.device)
         st.value = v
-        st.version.value += bump
+        if bump:
+            st.version.value += bump
     m = n + len(e.mutated)
     tensors = found.tensors
     for k, has in e.grads:
@@ -616,6 +619,7 @@ class CompiledFunction:
         self.mode = mode
         self.options = options
         self._cache = collections.OrderedDict()
+        self._last = None
         self._n_traces = 0
         self._limit_warned = False
         functools.update_wrapper(self, fn, updated=())  # its name, doc and __wrapped__
@@ -666,7 +670,8 @@ class CompiledFunction:
         key, storages = _guard_key(found, args, kwargs)
         if any(type(st.value) is not core.Array for st in storages):
             return self._fn(*args, **kwargs)  # under a torch.func transform: run as plain code
-        entry = self._cache.get(key)
+        last = self._last  # the signature of the last call, compared without hashing the whole key
+        entry = last[1] if last is not None and last[0] == key else self._cache.get(key)
         if entry is None:
             if self._n_traces >= _recompile_limit():
                 if not self._limit_warned:
@@ -701,6 +706,7 @@ class CompiledFunction:
             _log.info("torch.compile: traced %s (%d)", self._name(), self._n_traces)
         elif entry is _EAGER:
             return self._eager(args, kwargs)
+        self._last = (key, entry)
         counters["compiled_calls"] += 1
         if entry.bwd is not None:
             return _run_autograd(entry, found, storages)
