@@ -263,3 +263,18 @@ def test_threshold_backward_passes_g_where_out_is_positive_or_nan_and_zero_elsew
     assert str(got.dtype) == dtype
     np.testing.assert_array_equal(got.astype(np.float64), want)
     assert not np.signbit(got.astype(np.float64)[want == 0]).any()  # +0, as torch's
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threshold_backward_large_arrays_take_the_same_select(dtype):
+    # (from 4096 elements the numba loop runs where installed; its numbers are the bit-mask select's)
+    from mindtorch_v2.core.ops import elementwise
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((64, 100)).astype(dtype)
+    out = np.maximum(rng.standard_normal((64, 100)), 0).astype(dtype)
+    g[0, :5] = [np.nan, np.inf, -np.inf, -0.0, -1.0]
+    out[0, :5] = [0.0, -1.0, np.nan, 0.0, np.nan]
+    want = np.where(out <= 0, np.zeros((), dtype), g)
+    for gg, oo, ww in ((g, out, want), (g.T, out.T, want.T)):
+        got = elementwise._threshold_backward_np(gg, oo)
+        assert got.dtype == dtype and np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(ww).tobytes()

