@@ -484,6 +484,25 @@ def test_a_variant_is_not_used_where_it_is_slower_or_its_bits_differ(monkeypatch
     np.testing.assert_array_equal(np.asarray(g(x, w)), want)
 
 
+def test_a_fused_run_writes_over_a_donated_input_through_its_in_place_kernel(monkeypatch):
+    pytest.importorskip("numba")
+    from mindtorch_v2.core import fusion
+    times = iter([1.0] + [0.5] * 10)  # op by op, then the kernel: the kernel wins
+    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
+    w, g = arr(5000, seed=1), arr(5000, seed=2)
+    want = np.asarray(w) - np.float32(0.01) * np.asarray(g)
+    step = core.jit(lambda w, g: w - 0.01 * g, donate_argnums=0)
+    got = step(core.asarray(np.asarray(w).copy()), g)  # the probe's call
+    w3 = core.asarray(np.asarray(w).copy())
+    address = w3._buf.__array_interface__["data"][0]  # (holding the buffer itself would stop the donation)
+    got3 = step(w3, g)  # the generated program: the fused kernel, written over w3's buffer
+    exe = step.lower(core.asarray(np.asarray(w)), g)
+    assert exe.fused == 1 and "out=i0" in exe.source
+    assert got3._buf.__array_interface__["data"][0] == address
+    for r in (got, got3):
+        assert np.asarray(r).tobytes() == want.tobytes()
+
+
 def test_programs_are_silent_about_floating_point_edge_cases():
     f = core.jit(lambda x: core.log(x) + 1.0 / x)
     with warnings.catch_warnings():

@@ -166,19 +166,23 @@ def is_namedtuple_type(t):
 
 
 class TreeDef:
-    __slots__ = ("kind", "meta", "children")
+    __slots__ = ("kind", "meta", "children", "_hash")
 
     def __init__(self, kind, meta, children):
         self.kind = kind          # "leaf", "none", tuple, list, dict, a namedtuple or registered type
         self.meta = meta          # dict keys, or a registered type's aux data
         self.children = children  # child TreeDefs
+        self._hash = None
 
     def __eq__(self, other):
-        return (type(other) is TreeDef and self.kind == other.kind and self.meta == other.meta
-                and self.children == other.children)
+        return self is other or (type(other) is TreeDef and self.kind == other.kind and self.meta == other.meta
+                                 and self.children == other.children)
 
     def __hash__(self):
-        return hash((self.kind, self.meta, tuple(self.children)))
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.kind, self.meta, tuple(self.children)))
+        return h
 
     @property
     def num_leaves(self):
@@ -210,24 +214,42 @@ def tree_flatten(tree, is_leaf=None):
     return leaves, _flatten(tree, leaves, is_leaf)
 
 
+_INTERNED = {}  # (kind, meta, children) -> the one TreeDef of that structure
+
+
+def _node(kind, meta, children):
+    """The TreeDef of this structure, one object per structure: a cache keyed by a tree (jit's) then finds
+    the same object again, compared by identity and hashed once, not walked node by node every call."""
+    key = (kind, meta, children)
+    try:
+        return _INTERNED[key]
+    except KeyError:
+        if len(_INTERNED) >= 8192:
+            _INTERNED.clear()
+        node = _INTERNED[key] = TreeDef(kind, meta, children)
+        return node
+    except TypeError:  # unhashable aux data of a registered type
+        return TreeDef(kind, meta, children)
+
+
 def _flatten(x, leaves, is_leaf):
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return _LEAF
     t = type(x)
     if t is tuple or t is list:
-        return TreeDef(t, None, tuple(_flatten(c, leaves, is_leaf) for c in x))
+        return _node(t, None, tuple([_flatten(c, leaves, is_leaf) for c in x]))
     if t is dict:
         keys = tuple(sorted(x))
-        return TreeDef(dict, keys, tuple(_flatten(x[k], leaves, is_leaf) for k in keys))
+        return _node(dict, keys, tuple([_flatten(x[k], leaves, is_leaf) for k in keys]))
     if x is None:
         return _NONE
     node = _registry.get(t)
     if node is not None:
         children, aux = node.flatten_fn(x)
-        return TreeDef(t, aux, tuple(_flatten(c, leaves, is_leaf) for c in children))
+        return _node(t, aux, tuple([_flatten(c, leaves, is_leaf) for c in children]))
     if t is not str and issubclass(t, tuple) and is_namedtuple_type(t):
-        return TreeDef(t, None, tuple(_flatten(c, leaves, is_leaf) for c in x))
+        return _node(t, None, tuple([_flatten(c, leaves, is_leaf) for c in x]))
     leaves.append(x)
     return _LEAF
 

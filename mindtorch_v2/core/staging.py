@@ -272,7 +272,8 @@ class Executable:
         # own result would be (out= into a C buffer from an F-ordered input is a slow strided copy)
         self._c_order = {k: type(b) is np.ndarray and b.flags.c_contiguous for k, b in env.items()}
         if _fusion.available():
-            self._fuse(env)
+            with np.errstate(all="ignore"):  # (the candidates run on the probe's values: 1/0 is inf silently)
+                self._fuse(env)
         return [read(a) for a in self.jaxpr.outvars]
 
     def _fuse(self, env):
@@ -596,9 +597,9 @@ def _plan(jaxpr, lowerings, fix, donated, c_order):
             def usable(v):
                 return not (kept and id(v) in in_arena)
             target = None
-            # in place: a dying input of this very equation, a donated one first (its memory is given up). Not
-            # for a fused loop: writing over its own input stops LLVM vectorizing it (~3x slower, measured)
-            in_place = isinstance(lowerings[k], np.ufunc)
+            # in place: a dying input of this very equation, a donated one first (its memory is given up); a
+            # fused loop takes it through its kernel variant that writes over that input (fusion.fuse)
+            in_place = isinstance(lowerings[k], np.ufunc) or getattr(lowerings[k], "writes_inputs", False)
             candidates = [v for r in here for v in roots[r] if in_place and (v.shape, v.dtype) == want
                           and any(a is v for a in e.invars) and c_order.get(id(v)) and usable(v)]
             if candidates:
@@ -780,11 +781,25 @@ class _Jitted:
                 self._hits += 1
                 outs = exe(args)
                 return outs[0] if single else tree_unflatten(out_tree, outs)
+            # pytrees of Arrays (a model's parameters): looked up by their structure (one interned TreeDef
+            # object per structure) and avals
+            leaves, tree = tree_flatten(args)
+            tree_key = (tree, tuple([(a.shape, a.dtype, a.device) if type(a) is Array else _NOT_FAST
+                                     for a in leaves]))
+            try:
+                hit = self._fast.get(tree_key)
+            except TypeError:  # a registered node's unhashable aux data
+                hit = tree_key = None
+            if hit is not None:
+                self._hits += 1
+                return tree_unflatten(hit[1], hit[0](leaves))
         (exe, out_tree, closes_over_tracers), dynamic, has_tracer = self._executable(args, kwargs)
-        if not (kwargs or self.static_argnums or has_tracer or closes_over_tracers) and \
-                all(type(a) is Array for a in args) and len(dynamic) == len(args):
-            self._fast[tuple((a.shape, a.dtype, a.device) for a in args)] = (
-                exe, out_tree, out_tree == _LEAF_TREE)
+        if not (kwargs or self.static_argnums or has_tracer or closes_over_tracers):
+            if all(type(a) is Array for a in args) and len(dynamic) == len(args):
+                self._fast[tuple((a.shape, a.dtype, a.device) for a in args)] = (
+                    exe, out_tree, out_tree == _LEAF_TREE)
+            elif tree_key is not None and _NOT_FAST not in tree_key[1]:
+                self._fast[tree_key] = (exe, out_tree)
         if has_tracer or closes_over_tracers:
             outs = eval_jaxpr(exe.jaxpr, dynamic)
         else:
