@@ -540,10 +540,10 @@ def _run(e, found, storages):
                     and sys.getrefcount(old) <= 3 and sys.getrefcount(buf) <= 3):
                 ins[pos] = _make(np.empty(buf.shape, buf.dtype), old.shape, old.dtype, old.device)
             del old, buf
-    exe = e.fwd
     if e.donating is not None and all(_donatable(ins[k]) for k in e.mutated):
-        exe = e.donating
-    outs = exe(ins)
+        outs = e.donating(ins, owned=True)  # (each lent buffer checked just now: mutated ones here, old grads above)
+    else:
+        outs = e.fwd(ins)
     rets = [Tensor._from_value(v) for v in _land(e, found, storages, outs)]
     return _unflatten(e.template, iter(rets))
 

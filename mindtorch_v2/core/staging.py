@@ -189,11 +189,14 @@ class Executable:
         self._arenas = []        # idle arenas, one per call that has run at once
         self.fused = 0           # how many fused kernels the program runs
 
-    def __call__(self, arrays):
+    def __call__(self, arrays, owned=False):
+        """The outputs for these input Arrays. owned: the caller has checked that each donated Array's buffer
+        is its own to give (torch.compile's storages, checked before it picks this program), so they are
+        taken as they are, and the Arrays, about to be replaced, are left to the caller."""
         jaxpr = self.jaxpr
         if self._meta:
             return [_out_array(a, None) for a in jaxpr.outvars]
-        bufs = self._take_donations(arrays) if self.donated else [a._buf for a in arrays]
+        bufs = self._take_donations(arrays) if self.donated and not owned else [a._buf for a in arrays]
         run = self._run
         if run is None:  # the probe only reads; the plan's first run then gives this call's results
             self._probe(bufs)
