@@ -99,3 +99,32 @@ def test_the_choice_is_made_once_per_signature_and_narrow_dtypes_stay_numpy(monk
     z = np.zeros((2, 1, 3), bf)
     rnn._rnn_cpu(z, z[0], np.zeros((3, 3), bf), nonlinearity="tanh")
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("proj", [False, True])
+def test_lstm_backward_and_cell_loops_equal_numpy_bit_for_bit(dtype, proj):
+    # no tanh inside these two loops: the same operations in the same order give the same bits
+    r = np.random.default_rng(1)
+    steps, batch, hidden, p = 5, 3, 4, (2 if proj else 4)
+    a = np.tanh(r.standard_normal((steps, batch, 4 * hidden))).astype(dtype)
+    c0, g_cn = r.standard_normal((2, batch, hidden)).astype(dtype)
+    g_out = r.standard_normal((steps, batch, p)).astype(dtype)
+    g_hn = r.standard_normal((batch, p)).astype(dtype)
+    w_hh = r.standard_normal((4 * hidden, p)).astype(dtype)
+    w_r = r.standard_normal((p, hidden)).astype(dtype) if proj else np.empty((0, 0), dtype)
+    kernels = _rnn_kernels.kernels()
+    cs = rnn._lstm_cells_loop(a, c0)
+    assert np.array_equal(kernels["_lstm_cells_loop"](a, c0), cs)
+    tc = np.tanh(cs[1:])
+    want = rnn._lstm_backward_loop(a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, proj)
+    got = kernels["_lstm_backward_loop"](a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, proj)
+    for x, y in zip(got if proj else got[:3], want if proj else want[:3]):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
+def test_the_kernels_transposed_copy():
+    w = np.arange(37 * 19, dtype=np.float32).reshape(37, 19)
+    _rnn_kernels.kernels()
+    t = _rnn_kernels._transposed(w)
+    assert t.flags.c_contiguous and np.array_equal(t, w.T)

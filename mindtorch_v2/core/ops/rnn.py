@@ -41,6 +41,9 @@ dtype, so results differ only by tanh's rounding: our vectorized tanh, not NumPy
 once per (loop, dtype, shapes, flags): the first call compiles the kernel (~1 s per kernel and dtype, cached
 on disk), times both loops on the call's own arguments (best of 3) and keeps the faster for that signature.
 Measured, (8, 20, 32) -> 64 float32: the LSTM forward loop 250 -> 160 us, its backward loop 200 -> 70 us.
+The LSTM backward loop takes the gates as tanh'd pre-activations and does every pointwise pass of the step
+itself (no tanh inside: its numba twin gives NumPy's bits), so its lowering is one product, two tanh passes
+and the two loops: 268 -> 196 us.
 
 All the rules of one primitive need one run of the backward pass: `_shared` runs it once per call of the
 rules (the interpreters call an input's rule with the same cotangent tuple object, one input after another).
@@ -236,14 +239,23 @@ def _vmapped(composite, vals, bdims, params, n):
 
 
 def _gate_scale(dtype, hidden, logistic):
-    """(scale, shift) over the gate axis: 0.5 and 0.5 on the logistic gate blocks, 1 and 0 elsewhere."""
-    scale = np.ones(len(logistic) * hidden, dtype)
-    shift = np.zeros(len(logistic) * hidden, dtype)
-    for k, is_logistic in enumerate(logistic):
-        if is_logistic:
-            scale[k * hidden:(k + 1) * hidden] = 0.5
-            shift[k * hidden:(k + 1) * hidden] = 0.5
-    return scale, shift
+    """(scale, shift) over the gate axis: 0.5 and 0.5 on the logistic gate blocks, 1 and 0 elsewhere (read-only,
+    built once per (dtype, hidden, gates): ~6 us a call otherwise)."""
+    key = (np.dtype(dtype), hidden, logistic)
+    got = _scales.get(key)
+    if got is None:
+        scale = np.ones(len(logistic) * hidden, dtype)
+        shift = np.zeros(len(logistic) * hidden, dtype)
+        for k, is_logistic in enumerate(logistic):
+            if is_logistic:
+                scale[k * hidden:(k + 1) * hidden] = 0.5
+                shift[k * hidden:(k + 1) * hidden] = 0.5
+        scale.flags.writeable = shift.flags.writeable = False
+        got = _scales[key] = (scale, shift)
+    return got
+
+
+_scales = {}
 
 
 # The loops over time: each lowering prepares its arrays in NumPy, then runs `_loop(numpy_loop, *args)`, which
@@ -378,27 +390,29 @@ lstm_layer_vjp_p.batch = _batch_rule(
 
 @lstm_layer_p.def_impl("cpu")
 def _lstm_cpu(gx, h0, c0, w_hh, *w_hr):
-    hidden = gx.shape[2] // 4
-    dtype = gx.dtype
-    scale, shift = _gate_scale(dtype, hidden, _LSTM_GATES)
-    w_t = np.ascontiguousarray((w_hh * scale[:, None]).T)                       # (P, 4H)
-    w_r = np.ascontiguousarray(w_hr[0].T) if w_hr else np.empty((0, 0), dtype)  # (H, P)
-    out, c = _loop(_lstm_forward_loop, gx * scale, h0, c0, w_t, scale, shift, w_r, bool(w_hr))
+    scale, shift = _gate_scale(gx.dtype, gx.shape[2] // 4, _LSTM_GATES)
+    w_r = w_hr[0] if w_hr else np.empty((0, 0), gx.dtype)                     # (P, H)
+    out, c = _loop(_lstm_forward_loop, gx, h0, c0, w_hh, scale, shift, w_r, bool(w_hr))
     return out, out[-1].copy(), c
 
 
-def _lstm_forward_loop(gxs, h0, c0, w_t, scale, shift, w_r, proj):
-    steps, batch, g4 = gxs.shape
-    hidden, dtype = g4 // 4, gxs.dtype
+# The gates' halving (see _gate_scale) is applied after the recurrent product and the input projection are
+# added: (h W^T + gx) / 2 has the same bits as h (W / 2)^T + gx / 2 (halving is exact), without a scaled
+# copy of the weights or of gx per call.
+def _lstm_forward_loop(gx, h0, c0, w_hh, scale, shift, w_r, proj):
+    steps, batch, g4 = gx.shape
+    hidden, dtype = g4 // 4, gx.dtype
     out = np.empty((steps, batch, h0.shape[1]), dtype)
     h, c = h0, np.array(c0, dtype)
     gates = np.empty((batch, g4), dtype)
     tmp = np.empty((batch, hidden), dtype)
     gi, gf, gg, go = _blocks(gates, hidden, 4)
     m = np.empty((batch, hidden), dtype)
+    w_t, w_rt = np.ascontiguousarray(w_hh.T), np.ascontiguousarray(w_r.T)  # (a transposed view: 4x slower GEMMs)
     for t in range(steps):
         np.matmul(h, w_t, out=gates)
-        gates += gxs[t]
+        gates += gx[t]
+        gates *= scale
         np.tanh(gates, out=gates)
         gates *= scale
         gates += shift
@@ -411,7 +425,7 @@ def _lstm_forward_loop(gxs, h0, c0, w_t, scale, shift, w_r, proj):
             np.multiply(go, tmp, out=h)
         else:
             np.multiply(go, tmp, out=m)
-            np.matmul(m, w_r, out=h)
+            np.matmul(m, w_rt, out=h)
     return out, c
 
 
@@ -419,49 +433,66 @@ def _lstm_forward_loop(gxs, h0, c0, w_t, scale, shift, w_r, proj):
 def _lstm_vjp_cpu(gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr):
     steps, batch, g4 = gx.shape
     hidden, proj = g4 // 4, h0.shape[1]
-    dtype = gx.dtype
-    one = dtype.type(1)
-    scale, shift = _gate_scale(dtype, hidden, _LSTM_GATES)
-    # every step's gates from the previous states (h0, out[0], ...), in one product
-    a = gx * scale
-    a += np.matmul(_previous_np(h0, out).reshape(steps * batch, proj), (w_hh * scale[:, None]).T).reshape(a.shape)
-    np.tanh(a, out=a)
-    # each gate's derivative in its pre-activation: 1 - tanh^2 on g, and on a logistic gate
-    # s (1 - s) = (1 - tanh(x / 2)^2) / 4, i.e. (1 - tanh^2) scale^2 on every gate
-    k = np.square(a)
-    np.subtract(one, k, out=k)
-    k *= scale * scale
+    scale, _ = _gate_scale(gx.dtype, hidden, _LSTM_GATES)
+    # every step's gates from the previous states (h0, out[0], ...), in one product: a = tanh of the
+    # pre-activations, halved on the logistic gates (s(x) = 0.5 tanh(x / 2) + 0.5)
+    a = np.matmul(_previous_np(h0, out).reshape(steps * batch, proj), w_hh.T).reshape(gx.shape)
+    a += gx
     a *= scale
-    a += shift
-    i, f, g, o = _blocks(a, hidden, 4)
-    cs = _loop(_lstm_cells_loop, np.ascontiguousarray(f), i * g, c0)
+    np.tanh(a, out=a)
+    cs = _loop(_lstm_cells_loop, a, c0)                                          # c0, c1, ..., cT
     tc = np.tanh(cs[1:])
-    # d pre = k * dc on the i, f, g blocks and k * dm on o; dc gains dm * kc
-    for kb, other in zip(_blocks(k, hidden, 4), (g, cs[:-1], i, tc)):
-        kb *= other
-    kc = np.square(tc)
-    np.subtract(one, kc, out=kc)
-    kc *= o
-    w_r = w_hr[0] if w_hr else np.empty((0, 0), dtype)                         # (P, H)
-    dpre, dh, dc, dhs = _loop(_lstm_backward_loop, k, kc, np.ascontiguousarray(f), g_out, g_hn, g_cn, w_hh, w_r,
-                              bool(w_hr))
+    w_r = w_hr[0] if w_hr else np.empty((0, 0), gx.dtype)                      # (P, H)
+    dpre, dh, dc, dhs = _loop(_lstm_backward_loop, a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, bool(w_hr))
     res = (dpre, dh, dc)
-    return res + (dhs, o * tc) if w_hr else res
+    if not w_hr:
+        return res
+    o = a[..., 3 * hidden:] * scale[3 * hidden:]
+    o += 0.5
+    return res + (dhs, o * tc)
 
 
-def _lstm_cells_loop(f, ig, c0):
-    cs = np.empty((f.shape[0] + 1,) + f.shape[1:], f.dtype)
+def _lstm_cells_loop(a, c0):
+    """The cell states c0, c1, ..., cT (T + 1, B, H) from a (the tanh'd, halved pre-activations)."""
+    hidden = a.shape[2] // 4
+    half = a.dtype.type(0.5)
+    ti, tf, tg, _ = _blocks(a, hidden, 4)
+    f = ti * half                                                                 # (scratch first: s(i) g)
+    f += half
+    ig = f * tg
+    np.multiply(tf, half, out=f)
+    f += half
+    cs = np.empty((a.shape[0] + 1,) + c0.shape, a.dtype)
     cs[0] = c0
-    for t in range(f.shape[0]):
+    for t in range(a.shape[0]):
         np.multiply(f[t], cs[t], out=cs[t + 1])
         cs[t + 1] += ig[t]
     return cs
 
 
-def _lstm_backward_loop(k, kc, f, g_out, g_hn, g_cn, w_hh, w_r, proj):
-    steps, batch, g4 = k.shape
-    hidden, dtype = g4 // 4, k.dtype
+def _lstm_backward_loop(a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, proj):
+    """Backward through time from the tanh'd pre-activations a, the cell states and their tanh: (d pre-activation
+    (T, B, 4H), d h0, d c0, the total cotangent of every h_t (with a projection; else unset))."""
+    steps, batch, g4 = a.shape
+    hidden, dtype = g4 // 4, a.dtype
+    one, half = dtype.type(1), dtype.type(0.5)
+    ti, tf, tg, to = _blocks(a, hidden, 4)
+    # each gate's derivative in its pre-activation times what multiplies it: s' = (1 - tanh(x / 2)^2) / 4 on
+    # the logistic gates, 1 - tanh^2 on g; d pre = k * dc on the i, f, g blocks and k * dm on o
+    k = np.square(a)
+    np.subtract(one, k, out=k)
+    k *= _gate_scale(dtype, hidden, _LSTM_GATES)[0] ** 2
     k4 = k.reshape(steps, batch, 4, hidden)
+    ki, kf, kg, ko = _blocks(k, hidden, 4)
+    ki *= tg
+    kf *= cs[:-1]
+    kg *= ti * half + half
+    ko *= tc
+    kc = np.square(tc)
+    np.subtract(one, kc, out=kc)
+    kc *= to * half + half
+    f = tf * half
+    f += half
     dpre = np.empty_like(k)
     d4 = dpre.reshape(steps, batch, 4, hidden)
     dh = np.array(g_hn, dtype)
