@@ -51,6 +51,7 @@ def _lstm_forward_loop(gx, h0, c0, w_hh, scale, shift, w_r, proj):
     c = c0.copy()
     gates = np.empty((batch, g4), gx.dtype)
     m = np.empty((batch, hidden), gx.dtype)
+    acts = np.empty((steps, batch, 6 * hidden), gx.dtype)
     w_t, w_rt = _transposed(w_hh), _transposed(w_r)
     h = h0
     for t in range(steps):
@@ -58,15 +59,68 @@ def _lstm_forward_loop(gx, h0, c0, w_hh, scale, shift, w_r, proj):
         dst = m if proj else out[t]
         for b in range(batch):
             for j in range(g4):
-                gates[b, j] = _cast(gx, _tanh((gates[b, j] + gx[t, b, j]) * scale[j], low)) * scale[j] + shift[j]
+                v = _cast(gx, _tanh((gates[b, j] + gx[t, b, j]) * scale[j], low)) * scale[j] + shift[j]
+                gates[b, j] = v
+                acts[t, b, j] = v
             for j in range(hidden):
                 cj = gates[b, hidden + j] * c[b, j] + gates[b, j] * gates[b, 2 * hidden + j]
                 c[b, j] = cj
-                dst[b, j] = gates[b, 3 * hidden + j] * _cast(gx, _tanh(cj, low))
+                tcj = _cast(gx, _tanh(cj, low))
+                acts[t, b, g4 + j] = cj
+                acts[t, b, g4 + hidden + j] = tcj
+                dst[b, j] = gates[b, 3 * hidden + j] * tcj
         if proj:
             np.dot(m, w_rt, out[t])
         h = out[t]
-    return out, c
+    return out, c, acts
+
+
+def _lstm_saved_backward_loop(acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, w_r, proj, has_g):
+    steps, batch, h6 = acts.shape
+    hidden = h6 // 6
+    one = acts.dtype.type(1)
+    dpre = np.empty((steps, batch, 4 * hidden), acts.dtype)
+    dhs = np.empty(g_out.shape, acts.dtype)
+    dh = g_hn.copy()
+    dc = g_cn.copy()
+    dm = np.empty((batch, hidden), acts.dtype)
+    for t in range(steps - 1, -1, -1):
+        for b in range(batch):
+            for j in range(dh.shape[1]):
+                dh[b, j] += g_out[t, b, j]
+        if proj:
+            dhs[t] = dh
+            np.dot(dh, w_r, dm)
+        else:
+            dm[:] = dh
+        for b in range(batch):
+            for j in range(hidden):
+                ij, fj = acts[t, b, j], acts[t, b, hidden + j]
+                gj, oj = acts[t, b, 2 * hidden + j], acts[t, b, 3 * hidden + j]
+                tcj = acts[t, b, 5 * hidden + j]
+                cp = c0[b, j] if t == 0 else acts[t - 1, b, 4 * hidden + j]
+                u = one - tcj * tcj
+                ki, kf, ko = (one - ij) * ij, (one - fj) * fj, (one - oj) * oj
+                kg = one - gj * gj
+                dcj = dc[b, j] + dm[b, j] * (oj * u)
+                if has_g:
+                    dcj += g_acts[t, b, 5 * hidden + j] * u + g_acts[t, b, 4 * hidden + j]
+                di = ki * gj * dcj
+                df = kf * cp * dcj
+                dg = kg * ij * dcj
+                do = ko * tcj * dm[b, j]
+                if has_g:
+                    di += g_acts[t, b, j] * ki
+                    df += g_acts[t, b, hidden + j] * kf
+                    dg += g_acts[t, b, 2 * hidden + j] * kg
+                    do += g_acts[t, b, 3 * hidden + j] * ko
+                dpre[t, b, j] = di
+                dpre[t, b, hidden + j] = df
+                dpre[t, b, 2 * hidden + j] = dg
+                dpre[t, b, 3 * hidden + j] = do
+                dc[b, j] = dcj * fj
+        np.dot(dpre[t], w_hh, dh)
+    return dpre, dh, dc, dhs
 
 
 def _lstm_cells_loop(a, c0):
@@ -211,7 +265,7 @@ def _cast(like, v):
     return like.dtype.type(v)
 
 
-_NAMES = ("_lstm_forward_loop", "_lstm_backward_loop", "_lstm_cells_loop", "_gru_forward_loop", "_gru_backward_loop",
+_NAMES = ("_lstm_forward_loop", "_lstm_backward_loop", "_lstm_saved_backward_loop", "_lstm_cells_loop", "_gru_forward_loop", "_gru_backward_loop",
           "_rnn_forward_loop", "_rnn_backward_loop")
 _compiled = None
 
