@@ -165,3 +165,13 @@ def test_lstm_activations_cotangent_zero_broadcast_takes_the_short_path_with_the
     # and both equal the form that recomputes the gates from the output sequence
     for x, y in zip(short, rnn._lstm_vjp_cpu(gx, h0, c0, w, out, g_out, g_hn, g_cn)):
         np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+
+
+def test_the_zero_check_of_the_activations_cotangent_counts_negative_zero_as_nonzero():
+    assert rnn._is_zero(np.zeros((3, 4), np.float32))
+    assert rnn._is_zero(np.broadcast_to(np.zeros((), np.float32), (5, 3)))
+    assert rnn._is_zero(np.zeros((4, 6))[:, ::2])
+    assert not rnn._is_zero(np.broadcast_to(np.float32(-0.0), (5, 3)))
+    assert not rnn._is_zero(np.array([0.0, -0.0]))
+    assert not rnn._is_zero(np.array([0, 1e-45], np.float32))
+    assert not rnn._is_zero(np.eye(3)[:, ::2])
