@@ -109,6 +109,35 @@ def test_the_backward_primitives_have_their_composites_derivatives():
            core.vjp(rnn._lstm_backward, *args)[1](v))
 
 
+
+@pytest.mark.parametrize("proj", [False, True])
+def test_the_backward_from_saved_activations_has_its_composites_values_and_derivatives(proj):
+    p = P if proj else H
+    gx, h0, c0, w, w_r = _arrays(12, (T, B, 4 * H), (B, p), (B, H), (4 * H, p), (p, H))
+    w_hr = (w_r,) if proj else ()
+    acts = rnn.lstm_layer_p.bind(gx, h0, c0, w, *w_hr)[3]
+    g_out, g_hn, g_cn, g_acts = _arrays(13, (T, B, p), (B, p), (B, H), acts.shape)
+    args = (acts, c0, w, g_out, g_hn, g_cn, g_acts) + w_hr
+    fused = lambda *xs: rnn.lstm_layer_vjp_p.bind(*xs, saved=True)  # noqa: E731
+    ref = lambda *xs: rnn._lstm_backward(*xs, saved=True)  # noqa: E731
+    out = fused(*args)
+    _close(out, ref(*args))
+    v = tuple(_arrays(14, *[o.shape for o in out]))
+    _close(core.vjp(fused, *args)[1](v), core.vjp(ref, *args)[1](v))
+    tangents = _arrays(15, *[a.shape for a in args])
+    _close(core.jvp(fused, args, tangents)[1], core.jvp(ref, args, tangents)[1])
+
+
+def test_the_backward_from_saved_activations_checks_its_shapes():
+    gx, h0, c0, w = _arrays(16, (T, B, 4 * H), (B, H), (B, H), (4 * H, H))
+    acts = rnn.lstm_layer_p.bind(gx, h0, c0, w)[3]
+    g = _arrays(17, (T, B, H), (B, H), (B, H))
+    with pytest.raises(ValueError, match="lstm_layer_vjp.*activations' cotangent"):
+        rnn.lstm_layer_vjp_p.bind(acts, c0, w, *g, gx, saved=True)
+    with pytest.raises(ValueError, match="lstm_layer_vjp.*saved activations"):
+        rnn.lstm_layer_vjp_p.bind(gx, c0, w, *g, gx, saved=True)
+
+
 # ---------------------------------------------------------------------------
 # the nn layers
 
@@ -198,9 +227,9 @@ def test_layers_on_the_meta_device_give_shapes_only():
 
 def test_core_primitives_on_meta_arrays():
     gx, h0, c0, w = [core.zeros(s, device=core.meta) for s in ((T, B, 4 * H), (B, H), (B, H), (4 * H, H))]
-    out, h, c = rnn.lstm_layer_p.bind(gx, h0, c0, w)
-    assert (out.shape, h.shape, c.shape) == ((T, B, H), (B, H), (B, H))
-    grads = core.vjp(lambda *xs: rnn.lstm_layer_p.bind(*xs), gx, h0, c0, w)[1]((out, h, c))
+    out, h, c, acts = rnn.lstm_layer_p.bind(gx, h0, c0, w)
+    assert (out.shape, h.shape, c.shape, acts.shape) == ((T, B, H), (B, H), (B, H), (T, B, 6 * H))
+    grads = core.vjp(lambda *xs: rnn.lstm_layer_p.bind(*xs), gx, h0, c0, w)[1]((out, h, c, acts))
     assert [g.shape for g in grads] == [a.shape for a in (gx, h0, c0, w)]
 
 
@@ -228,3 +257,16 @@ def test_mixed_dtypes_raise_type_errors():
         rnn.lstm_layer(gx, core.astype(h0, core.float32), c0, w)
     with pytest.raises(TypeError, match="lstm_layer"):
         rnn.lstm_layer(core.astype(gx, core.int64), h0, c0, w)
+
+
+@pytest.mark.parametrize("batched_weights", [False, True])
+def test_vmap_of_the_backward_from_saved_activations_equals_vmap_of_its_composite(batched_weights):
+    rng = np.random.default_rng(18)
+    shapes = ((T, B, 6 * H), (B, H), (4 * H, H), (T, B, H), (B, H), (B, H), (T, B, 6 * H))
+    roles = ("seq", "state", "weight", "seq", "state", "state", "seq")
+    args = [core.asarray(np.tanh(rng.standard_normal((2,) + s))) for s in shapes]
+    in_axes = tuple(3 if r == "seq" else 0 if r == "state" else (0 if batched_weights else None) for r in roles)
+    args = [core.moveaxis(a, 0, ax) if ax is not None else a[0] for a, ax in zip(args, in_axes)]
+    fused = core.vmap(lambda *xs: rnn.lstm_layer_vjp_p.bind(*xs, saved=True), in_axes=in_axes)(*args)
+    ref = core.vmap(lambda *xs: rnn._lstm_backward(*xs, saved=True), in_axes=in_axes)(*args)
+    _close(fused, ref)

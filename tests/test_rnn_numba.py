@@ -99,3 +99,79 @@ def test_the_choice_is_made_once_per_signature_and_narrow_dtypes_stay_numpy(monk
     z = np.zeros((2, 1, 3), bf)
     rnn._rnn_cpu(z, z[0], np.zeros((3, 3), bf), nonlinearity="tanh")
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("proj", [False, True])
+def test_lstm_backward_and_cell_loops_equal_numpy_bit_for_bit(dtype, proj):
+    # no tanh inside these two loops: the same operations in the same order give the same bits
+    r = np.random.default_rng(1)
+    steps, batch, hidden, p = 5, 3, 4, (2 if proj else 4)
+    a = np.tanh(r.standard_normal((steps, batch, 4 * hidden))).astype(dtype)
+    c0, g_cn = r.standard_normal((2, batch, hidden)).astype(dtype)
+    g_out = r.standard_normal((steps, batch, p)).astype(dtype)
+    g_hn = r.standard_normal((batch, p)).astype(dtype)
+    w_hh = r.standard_normal((4 * hidden, p)).astype(dtype)
+    w_r = r.standard_normal((p, hidden)).astype(dtype) if proj else np.empty((0, 0), dtype)
+    kernels = _rnn_kernels.kernels()
+    cs = rnn._lstm_cells_loop(a, c0)
+    assert np.array_equal(kernels["_lstm_cells_loop"](a, c0), cs)
+    tc = np.tanh(cs[1:])
+    want = rnn._lstm_backward_loop(a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, proj)
+    got = kernels["_lstm_backward_loop"](a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, proj)
+    for x, y in zip(got if proj else got[:3], want if proj else want[:3]):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
+def test_the_kernels_transposed_copy():
+    w = np.arange(37 * 19, dtype=np.float32).reshape(37, 19)
+    _rnn_kernels.kernels()
+    t = _rnn_kernels._transposed(w)
+    assert t.flags.c_contiguous and np.array_equal(t, w.T)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("proj", [False, True])
+@pytest.mark.parametrize("has_g", [False, True])
+def test_lstm_saved_activations_loop_equals_numpy_bit_for_bit(dtype, proj, has_g):
+    r = np.random.default_rng(2)
+    steps, batch, hidden, p = 5, 3, 4, (2 if proj else 4)
+    acts = np.tanh(r.standard_normal((steps, batch, 6 * hidden))).astype(dtype)
+    c0, g_cn = r.standard_normal((2, batch, hidden)).astype(dtype)
+    g_out = r.standard_normal((steps, batch, p)).astype(dtype)
+    g_hn = r.standard_normal((batch, p)).astype(dtype)
+    g_acts = r.standard_normal(acts.shape).astype(dtype) if has_g else np.empty((0, 0, 0), dtype)
+    w_hh = r.standard_normal((4 * hidden, p)).astype(dtype)
+    w_r = r.standard_normal((p, hidden)).astype(dtype) if proj else np.empty((0, 0), dtype)
+    args = (acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, w_r, proj, has_g)
+    want = rnn._lstm_saved_backward_loop(*args)
+    got = _rnn_kernels.kernels()["_lstm_saved_backward_loop"](*args)
+    for x, y in zip(got if proj else got[:3], want if proj else want[:3]):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
+def test_lstm_activations_cotangent_zero_broadcast_takes_the_short_path_with_the_same_values():
+    r = np.random.default_rng(3)
+    gx = r.standard_normal((4, 2, 12))
+    h0, c0 = r.standard_normal((2, 2, 3))
+    w = r.standard_normal((12, 3)) * 0.5
+    out, h, c, acts = rnn._lstm_cpu(gx, h0, c0, w)
+    g_out, g_hn, g_cn = r.standard_normal(out.shape), r.standard_normal(h.shape), r.standard_normal(c.shape)
+    broadcast = np.broadcast_to(np.zeros((), acts.dtype), acts.shape)
+    short = rnn._lstm_vjp_cpu(acts, c0, w, g_out, g_hn, g_cn, broadcast, saved=True)
+    full = rnn._lstm_vjp_cpu(acts, c0, w, g_out, g_hn, g_cn, np.zeros(acts.shape), saved=True)
+    for x, y in zip(short, full):
+        np.testing.assert_allclose(x, y, rtol=1e-15, atol=1e-15)
+    # and both equal the form that recomputes the gates from the output sequence
+    for x, y in zip(short, rnn._lstm_vjp_cpu(gx, h0, c0, w, out, g_out, g_hn, g_cn)):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+
+
+def test_the_zero_check_of_the_activations_cotangent_counts_negative_zero_as_nonzero():
+    assert rnn._is_zero(np.zeros((3, 4), np.float32))
+    assert rnn._is_zero(np.broadcast_to(np.zeros((), np.float32), (5, 3)))
+    assert rnn._is_zero(np.zeros((4, 6))[:, ::2])
+    assert not rnn._is_zero(np.broadcast_to(np.float32(-0.0), (5, 3)))
+    assert not rnn._is_zero(np.array([0.0, -0.0]))
+    assert not rnn._is_zero(np.array([0, 1e-45], np.float32))
+    assert not rnn._is_zero(np.eye(3)[:, ::2])

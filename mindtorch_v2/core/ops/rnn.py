@@ -5,7 +5,7 @@ Each layer primitive takes the input projection of every step, already computed 
 output sequence and the final state(s). Time runs forward; the layer reverses its input for the
 backward direction. Gates, in torch's order of the weight rows:
 
-    lstm_layer (gx, h0, c0, w_hh[, w_hr]) -> (out, h_n, c_n)       gates i, f, g, o
+    lstm_layer (gx, h0, c0, w_hh[, w_hr]) -> (out, h_n, c_n, acts)  gates i, f, g, o
         pre = gx_t + h W_hh^T;  c' = s(f) c + s(i) tanh(g);  m = s(o) tanh(c');  h' = m (or m W_hr^T)
     gru_layer  (gx, h0, w_hh[, b_hh])      -> (out, h_n)            gates r, z, n
         gh = h W_hh^T + b_hh;  r, z = s(gx_rz + gh_rz);  n = tanh(gx_n + r gh_n);  h' = (1 - z) n + z h
@@ -27,6 +27,13 @@ with core ops: the per-step VJP of the pointwise cell (`_lstm_cell`, ...) chaine
 products. The backward primitive's own VJP and JVP rules run that composite under reverse and forward
 mode, so every derivative order is the composite cell's, while first order runs the NumPy loop.
 
+The LSTM saves its activations instead (cuDNN's reserve space, as an ordinary output): lstm_layer's fourth
+result `acts` (T, B, 6H) holds every step's s(i), s(f), tanh(g), s(o), c_t and tanh(c_t), and its VJP binds
+lstm_layer_vjp in the form saved=True, (acts, c0, w_hh, g_out, g_hn, g_cn, g_acts[, w_hr]): backward through
+time as a function of the saved activations (and of their own cotangent, a broadcast zero unless someone
+differentiates through them), so no product or tanh is recomputed: the (8, 20, 32) -> 64 LSTM's backward
+lowering 213 -> 108 us. The recomputing form stays for callers holding only the output sequence.
+
 The backward primitive returns what the layer's rules need per batch element (so that vmap can fold its
 axis into the batch): the cotangents of gx, h0 (and c0), of the per-step products h W_hh^T (GRU), and
 for an LSTM projection the total cotangent of every h_t with the unprojected m_t. The weight gradients
@@ -41,6 +48,9 @@ dtype, so results differ only by tanh's rounding: our vectorized tanh, not NumPy
 once per (loop, dtype, shapes, flags): the first call compiles the kernel (~1 s per kernel and dtype, cached
 on disk), times both loops on the call's own arguments (best of 3) and keeps the faster for that signature.
 Measured, (8, 20, 32) -> 64 float32: the LSTM forward loop 250 -> 160 us, its backward loop 200 -> 70 us.
+The LSTM backward loop takes the gates as tanh'd pre-activations and does every pointwise pass of the step
+itself (no tanh inside: its numba twin gives NumPy's bits), so its lowering is one product, two tanh passes
+and the two loops: 268 -> 196 us.
 
 All the rules of one primitive need one run of the backward pass: `_shared` runs it once per call of the
 rules (the interpreters call an input's rule with the same cotangent tuple object, one input after another).
@@ -187,7 +197,7 @@ SEQ, STATE, WEIGHT = "seq", "state", "weight"
 
 def _batch_rule(prim, composite, in_roles, out_roles):
     def rule(vals, bdims, **params):
-        ins = in_roles(len(vals))
+        ins = in_roles(len(vals), **params)
         n = bdim_size(vals, bdims)
         if any(d is not None for d, r in zip(bdims, ins) if r is WEIGHT):
             return _vmapped(composite, vals, bdims, params, n), 0
@@ -205,7 +215,7 @@ def _batch_rule(prim, composite, in_roles, out_roles):
             args.append(v)
         outs = prim.bind(*args, **params)
         res, res_dims = [], []
-        for o, r in zip(outs, out_roles(len(outs))):
+        for o, r in zip(outs, out_roles(len(outs), **params)):
             if r is SEQ:
                 res.append(reshape(o, (o.shape[0], n, o.shape[1] // n, o.shape[2])))
                 res_dims.append(1)
@@ -236,14 +246,23 @@ def _vmapped(composite, vals, bdims, params, n):
 
 
 def _gate_scale(dtype, hidden, logistic):
-    """(scale, shift) over the gate axis: 0.5 and 0.5 on the logistic gate blocks, 1 and 0 elsewhere."""
-    scale = np.ones(len(logistic) * hidden, dtype)
-    shift = np.zeros(len(logistic) * hidden, dtype)
-    for k, is_logistic in enumerate(logistic):
-        if is_logistic:
-            scale[k * hidden:(k + 1) * hidden] = 0.5
-            shift[k * hidden:(k + 1) * hidden] = 0.5
-    return scale, shift
+    """(scale, shift) over the gate axis: 0.5 and 0.5 on the logistic gate blocks, 1 and 0 elsewhere (read-only,
+    built once per (dtype, hidden, gates): ~6 us a call otherwise)."""
+    key = (np.dtype(dtype), hidden, logistic)
+    got = _scales.get(key)
+    if got is None:
+        scale = np.ones(len(logistic) * hidden, dtype)
+        shift = np.zeros(len(logistic) * hidden, dtype)
+        for k, is_logistic in enumerate(logistic):
+            if is_logistic:
+                scale[k * hidden:(k + 1) * hidden] = 0.5
+                shift[k * hidden:(k + 1) * hidden] = 0.5
+        scale.flags.writeable = shift.flags.writeable = False
+        got = _scales[key] = (scale, shift)
+    return got
+
+
+_scales = {}
 
 
 # The loops over time: each lowering prepares its arrays in NumPy, then runs `_loop(numpy_loop, *args)`, which
@@ -301,17 +320,33 @@ def _lstm_cell(pre, c):
 
 
 def _lstm_forward(gx, h0, c0, w_hh, *w_hr):
-    """The reference LSTM layer, one step at a time in core ops: (out, h_n, c_n)."""
-    h, c, hs = h0, c0, []
+    """The reference LSTM layer, one step at a time in core ops: (out, h_n, c_n, acts), acts (T, B, 6H) every
+    step's activations s(i), s(f), tanh(g), s(o), c_t, tanh(c_t) (what backward through time reads)."""
+    h, c, hs, acts = h0, c0, [], []
+    n = c0.shape[-1]
     for t in range(gx.shape[0]):
-        m, c = _lstm_cell(add(_at(gx, t), matmul(h, _mT(w_hh))), c)
+        pre = add(_at(gx, t), matmul(h, _mT(w_hh)))
+        i, f, g, o = (_cols(pre, k * n, (k + 1) * n) for k in range(4))
+        i, f, g, o = sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)
+        c = add(mul(f, c), mul(i, g))
+        tc = tanh(c)
+        m = mul(o, tc)
         h = matmul(m, _mT(w_hr[0])) if w_hr else m
         hs.append(h)
-    return stack(hs, 0), h, c
+        acts.append(concatenate([i, f, g, o, c, tc], 1))
+    return stack(hs, 0), h, c, stack(acts, 0)
 
 
-def _lstm_backward(gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr):
-    """lstm_layer_vjp's values in core ops: (d gx, d h0, d c0[, d h_t for every step, m_t for every step])."""
+def _lstm_backward(*args, saved=False):
+    """lstm_layer_vjp's values in core ops: (d gx, d h0, d c0[, d h_t for every step, m_t for every step]).
+
+    Two forms. saved=False: (gx, h0, c0, w_hh, out, g_out, g_hn, g_cn[, w_hr]), the gates recomputed from the
+    previous states in `out`. saved=True: (acts, c0, w_hh, g_out, g_hn, g_cn, g_acts[, w_hr]), from the
+    activations lstm_layer saved (and with their cotangent g_acts): lstm_layer's own VJP."""
+    return _lstm_backward_saved(*args) if saved else _lstm_backward_recomputed(*args)
+
+
+def _lstm_backward_recomputed(gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr):
     pre = add(gx, matmul(_previous(h0, out), _mT(w_hh)))
     pulls, ms, c = [], [], c0
     for t in range(gx.shape[0]):
@@ -330,34 +365,80 @@ def _lstm_backward(gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr):
     return res + (stack(dhs, 0), stack(ms, 0)) if w_hr else res
 
 
+def _lstm_backward_saved(acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, *w_hr):
+    n = c0.shape[-1]
+    steps = acts.shape[0]
+    dpre, dhs = [None] * steps, [None] * steps
+    dh, dc = g_hn, g_cn
+    for t in reversed(range(steps)):
+        i, f, g, o, c, tc = (_cols(_at(acts, t), k * n, (k + 1) * n) for k in range(6))
+        gi, gf, gg, go, gc, gtc = (_cols(_at(g_acts, t), k * n, (k + 1) * n) for k in range(6))
+        c_prev = c0 if t == 0 else _cols(_at(acts, t - 1), 4 * n, 5 * n)
+        dh = add(dh, _at(g_out, t))
+        dhs[t] = dh
+        dm = matmul(dh, w_hr[0]) if w_hr else dh
+        dc = add(add(dc, gc), mul(add(mul(dm, o), gtc), sub(1.0, mul(tc, tc))))
+        dpre[t] = concatenate([mul(add(mul(dc, g), gi), mul(i, sub(1.0, i))),
+                               mul(add(mul(dc, c_prev), gf), mul(f, sub(1.0, f))),
+                               mul(add(mul(dc, i), gg), sub(1.0, mul(g, g))),
+                               mul(add(mul(dm, tc), go), mul(o, sub(1.0, o)))], 1)
+        dc = mul(dc, f)
+        dh = matmul(dpre[t], w_hh)
+    res = (stack(dpre, 0), dh, dc)
+    return res + (stack(dhs, 0), mul(_cols(acts, 3 * n, 4 * n), _cols(acts, 5 * n, 6 * n))) if w_hr else res
+
+
 def _lstm_meta(gx, h0, c0, w_hh, *w_hr):
     if len(w_hr) > 1:
         raise TypeError(f"lstm_layer: expected 4 or 5 arrays, got {4 + len(w_hr)}")
     steps, batch, hidden, proj = _check("lstm_layer", gx, h0, w_hh, 4, c0=c0, w_hr=w_hr[0] if w_hr else None)
     d = gx.dtype
-    return ((steps, batch, proj), d), ((batch, proj), d), ((batch, hidden), d)
+    return ((steps, batch, proj), d), ((batch, proj), d), ((batch, hidden), d), ((steps, batch, 6 * hidden), d)
 
 
-def _lstm_vjp_meta(gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr):
-    if len(w_hr) > 1:
-        raise TypeError(f"lstm_layer_vjp: expected 8 or 9 arrays, got {8 + len(w_hr)}")
+def _lstm_vjp_meta(*args, saved=False):
     name = "lstm_layer_vjp"
-    steps, batch, hidden, proj = _check(name, gx, h0, w_hh, 4, c0=c0, w_hr=w_hr[0] if w_hr else None)
-    _family.same_dtype(name, gx, out, g_out, g_hn, g_cn)
-    _check_cotangents(name, steps, batch, proj, out, g_out, g_hn, hidden, g_cn)
-    d = gx.dtype
+    if not saved:
+        if len(args) not in (8, 9):
+            raise TypeError(f"{name}: expected 8 or 9 arrays, got {len(args)}")
+        gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr = args
+        steps, batch, hidden, proj = _check(name, gx, h0, w_hh, 4, c0=c0, w_hr=w_hr[0] if w_hr else None)
+        _family.same_dtype(name, gx, out, g_out, g_hn, g_cn)
+        _check_cotangents(name, steps, batch, proj, out, g_out, g_hn, hidden, g_cn)
+    else:
+        if len(args) not in (7, 8):
+            raise TypeError(f"{name}: expected 7 or 8 arrays with saved activations, got {len(args)}")
+        acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, *w_hr = args
+        if acts.ndim != 3 or acts.shape[2] % 6:
+            raise ValueError(f"{name}: the saved activations must have shape (T, B, 6 * hidden), got {acts.shape}")
+        steps, batch, hidden = acts.shape[0], acts.shape[1], acts.shape[2] // 6
+        proj = w_hh.shape[1] if w_hh.ndim == 2 else hidden
+        for a in (acts, c0, w_hh, g_out, g_hn, g_cn, g_acts) + tuple(w_hr):
+            _family.require_float(name, a)
+        _family.same_dtype(name, acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, *w_hr)
+        if w_hh.shape != (4 * hidden, proj) or (w_hr and w_hr[0].shape != (proj, hidden)) or \
+                (not w_hr and proj != hidden):
+            raise ValueError(f"{name}: the recurrent weights {w_hh.shape}" + (f" and {w_hr[0].shape}" if w_hr else "")
+                             + f" do not fit the saved activations {acts.shape}")
+        if c0.shape != (batch, hidden):
+            raise ValueError(f"{name}: the initial cell state must have shape {(batch, hidden)}, got {c0.shape}")
+        if g_acts.shape != acts.shape:
+            raise ValueError(f"{name}: the activations' cotangent must have shape {acts.shape}, got {g_acts.shape}")
+        _check_cotangents(name, steps, batch, proj, None, g_out, g_hn, hidden, g_cn)
+    d = args[0].dtype
     res = (((steps, batch, 4 * hidden), d), ((batch, proj), d), ((batch, hidden), d))
     return res + (((steps, batch, proj), d), ((steps, batch, hidden), d)) if w_hr else res
 
 
 def _lstm_grads(g, out, gx, h0, c0, w_hh, *w_hr):
-    g_out, g_hn, g_cn = g
-    return _shared(g, out, (gx, h0, c0, w_hh) + w_hr, lambda: lstm_layer_vjp_p.bind(
-        gx, h0, c0, w_hh, out[0], g_out, g_hn, g_cn, *w_hr))
+    """lstm_layer_vjp from the saved activations (out[3]): the layer's VJP reads no input sequence."""
+    g_out, g_hn, g_cn, g_acts = g
+    return _shared(g, out, (c0, w_hh) + w_hr, lambda: lstm_layer_vjp_p.bind(
+        out[3], c0, w_hh, g_out, g_hn, g_cn, g_acts, *w_hr, saved=True))
 
 
 lstm_layer_p = Primitive(
-    "lstm_layer", _lstm_meta, multiple_results=True, vjp_reads=(0, 1, 2, 3, 4, "out"),
+    "lstm_layer", _lstm_meta, multiple_results=True, vjp_reads=(1, 2, 3, 4, "out"),
     vjp=(lambda g, out, *a: _lstm_grads(g, out, *a)[0],
          lambda g, out, *a: _lstm_grads(g, out, *a)[1],
          lambda g, out, *a: _lstm_grads(g, out, *a)[2],
@@ -369,36 +450,41 @@ lstm_layer_p = Primitive(
 lstm_layer_vjp_p = Primitive("lstm_layer_vjp", _lstm_vjp_meta, multiple_results=True, vjp_reads=tuple(range(9)),
                              vjp=_composite_vjp(_lstm_backward, 9), jvp=_composite_jvp(_lstm_backward))
 
-lstm_layer_p.batch = _batch_rule(lstm_layer_p, _lstm_forward, lambda n: (SEQ, STATE, STATE) + (WEIGHT,) * (n - 3),
-                                 lambda n: (SEQ, STATE, STATE))
+lstm_layer_p.batch = _batch_rule(lstm_layer_p, _lstm_forward,
+                                 lambda n: (SEQ, STATE, STATE) + (WEIGHT,) * (n - 3), lambda n: (SEQ, STATE, STATE, SEQ))
 lstm_layer_vjp_p.batch = _batch_rule(
-    lstm_layer_vjp_p, _lstm_backward, lambda n: (SEQ, STATE, STATE, WEIGHT, SEQ, SEQ, STATE, STATE, WEIGHT)[:n],
-    lambda n: (SEQ, STATE, STATE, SEQ, SEQ)[:n])
+    lstm_layer_vjp_p, _lstm_backward,
+    lambda n, saved=False: ((SEQ, STATE, WEIGHT, SEQ, STATE, STATE, SEQ, WEIGHT) if saved else
+                            (SEQ, STATE, STATE, WEIGHT, SEQ, SEQ, STATE, STATE, WEIGHT))[:n],
+    lambda n, saved=False: (SEQ, STATE, STATE, SEQ, SEQ)[:n])
 
 
 @lstm_layer_p.def_impl("cpu")
 def _lstm_cpu(gx, h0, c0, w_hh, *w_hr):
-    hidden = gx.shape[2] // 4
-    dtype = gx.dtype
-    scale, shift = _gate_scale(dtype, hidden, _LSTM_GATES)
-    w_t = np.ascontiguousarray((w_hh * scale[:, None]).T)                       # (P, 4H)
-    w_r = np.ascontiguousarray(w_hr[0].T) if w_hr else np.empty((0, 0), dtype)  # (H, P)
-    out, c = _loop(_lstm_forward_loop, gx * scale, h0, c0, w_t, scale, shift, w_r, bool(w_hr))
-    return out, out[-1].copy(), c
+    scale, shift = _gate_scale(gx.dtype, gx.shape[2] // 4, _LSTM_GATES)
+    w_r = w_hr[0] if w_hr else np.empty((0, 0), gx.dtype)                     # (P, H)
+    out, c, acts = _loop(_lstm_forward_loop, gx, h0, c0, w_hh, scale, shift, w_r, bool(w_hr))
+    return out, out[-1].copy(), c, acts
 
 
-def _lstm_forward_loop(gxs, h0, c0, w_t, scale, shift, w_r, proj):
-    steps, batch, g4 = gxs.shape
-    hidden, dtype = g4 // 4, gxs.dtype
+# The gates' halving (see _gate_scale) is applied after the recurrent product and the input projection are
+# added: (h W^T + gx) / 2 has the same bits as h (W / 2)^T + gx / 2 (halving is exact), without a scaled
+# copy of the weights or of gx per call.
+def _lstm_forward_loop(gx, h0, c0, w_hh, scale, shift, w_r, proj):
+    steps, batch, g4 = gx.shape
+    hidden, dtype = g4 // 4, gx.dtype
     out = np.empty((steps, batch, h0.shape[1]), dtype)
     h, c = h0, np.array(c0, dtype)
     gates = np.empty((batch, g4), dtype)
     tmp = np.empty((batch, hidden), dtype)
     gi, gf, gg, go = _blocks(gates, hidden, 4)
     m = np.empty((batch, hidden), dtype)
+    acts = np.empty((steps, batch, 6 * hidden), dtype)
+    w_t, w_rt = np.ascontiguousarray(w_hh.T), np.ascontiguousarray(w_r.T)  # (a transposed view: 4x slower GEMMs)
     for t in range(steps):
         np.matmul(h, w_t, out=gates)
-        gates += gxs[t]
+        gates += gx[t]
+        gates *= scale
         np.tanh(gates, out=gates)
         gates *= scale
         gates += shift
@@ -406,62 +492,171 @@ def _lstm_forward_loop(gxs, h0, c0, w_t, scale, shift, w_r, proj):
         np.multiply(gi, gg, out=tmp)
         c += tmp
         np.tanh(c, out=tmp)
+        acts[t, :, :g4] = gates
+        acts[t, :, g4:g4 + hidden] = c
+        acts[t, :, g4 + hidden:] = tmp
         h = out[t]
         if not proj:
             np.multiply(go, tmp, out=h)
         else:
             np.multiply(go, tmp, out=m)
-            np.matmul(m, w_r, out=h)
-    return out, c
+            np.matmul(m, w_rt, out=h)
+    return out, c, acts
 
 
 @lstm_layer_vjp_p.def_impl("cpu")
-def _lstm_vjp_cpu(gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr):
+def _lstm_vjp_cpu(*args, saved=False):
+    return _lstm_vjp_saved_cpu(*args) if saved else _lstm_vjp_recomputed_cpu(*args)
+
+
+def _lstm_vjp_saved_cpu(acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, *w_hr):
+    hidden = c0.shape[1]
+    # the activations' cotangent is zero unless someone differentiates through them: then the loop skips it
+    # (11 us at (8, 20, 32) -> 64). The autograd engine materializes that zero, so it is checked bitwise (5 us).
+    has_g = not _is_zero(g_acts)
+    g_acts = g_acts if has_g else np.empty((0, 0, 0), acts.dtype)
+    w_r = w_hr[0] if w_hr else np.empty((0, 0), acts.dtype)                    # (P, H)
+    dpre, dh, dc, dhs = _loop(_lstm_saved_backward_loop, acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, w_r,
+                              bool(w_hr), has_g)
+    res = (dpre, dh, dc)
+    return res + (dhs, acts[..., 3 * hidden:4 * hidden] * acts[..., 5 * hidden:]) if w_hr else res
+
+
+def _is_zero(a):
+    """Whether every element of a is +0 (a -0 counts as nonzero: then the general path runs, as exact)."""
+    if a.size and not any(a.strides):
+        return not a.reshape(-1)[:1].view(_UINT[a.itemsize]).any() if a.itemsize in _UINT else not a.flat[0]
+    if a.flags.c_contiguous and a.nbytes % 8 == 0:
+        return not np.count_nonzero(a.reshape(-1).view(np.uint64))
+    return not a.any()
+
+
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _lstm_saved_backward_loop(acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, w_r, proj, has_g):
+    """Backward through time from the saved activations (see _lstm_backward_saved): (d pre-activation (T, B, 4H),
+    d h0, d c0, the total cotangent of every h_t (with a projection; else unset)). Per step, d pre = K * dc
+    (+ G) on the i, f, g blocks and K * dm (+ G) on o, with K and G (the activations' cotangent's share) of
+    every step computed first."""
+    steps, batch, h6 = acts.shape
+    hidden, dtype = h6 // 6, acts.dtype
+    one = dtype.type(1)
+    i, f, g, o, c, tc = _blocks(acts, hidden, 6)
+    c_prev = _previous_np(c0, c)
+    u = np.square(tc)
+    np.subtract(one, u, out=u)                                                    # tanh'(c)
+    kc = o * u
+    k = np.empty((steps, batch, 4, hidden), dtype)
+    kl = np.empty((3, steps, batch, hidden), dtype)                               # s' of i, f, o
+    for dst, s in zip(kl, (i, f, o)):
+        np.subtract(one, s, out=dst)
+        dst *= s
+    kg = np.square(g)
+    np.subtract(one, kg, out=kg)
+    np.multiply(kl[0], g, out=k[:, :, 0])
+    np.multiply(kl[1], c_prev, out=k[:, :, 1])
+    np.multiply(kg, i, out=k[:, :, 2])
+    np.multiply(kl[2], tc, out=k[:, :, 3])
+    if has_g:
+        gi, gf, gg, go, gc, gtc = _blocks(g_acts, hidden, 6)
+        gk = np.empty_like(k)
+        for q, (a, b) in enumerate(((gi, kl[0]), (gf, kl[1]), (gg, kg), (go, kl[2]))):
+            np.multiply(a, b, out=gk[:, :, q])
+        gcs = gtc * u
+        gcs += gc
+    dpre = np.empty((steps, batch, 4 * hidden), dtype)
+    d4 = dpre.reshape(steps, batch, 4, hidden)
+    dh = np.array(g_hn, dtype)
+    dc = np.array(g_cn, dtype)
+    dc3 = dc[:, None]
+    k3, k1, d3, d1 = k[:, :, :3], k[:, :, 3], d4[:, :, :3], d4[:, :, 3]
+    tmp = np.empty((batch, hidden), dtype)
+    dhs = np.empty(g_out.shape, dtype)
+    dm = np.empty((batch, hidden), dtype)
+    for t in range(steps - 1, -1, -1):
+        dh += g_out[t]
+        if proj:
+            dhs[t] = dh
+            np.matmul(dh, w_r, out=dm)
+        else:
+            dm = dh
+        np.multiply(dm, kc[t], out=tmp)
+        dc += tmp
+        if has_g:
+            dc += gcs[t]
+        np.multiply(k3[t], dc3, out=d3[t])
+        np.multiply(k1[t], dm, out=d1[t])
+        if has_g:
+            d4[t] += gk[t]
+        dc *= f[t]
+        np.matmul(dpre[t], w_hh, out=dh)
+    return dpre, dh, dc, dhs
+
+
+def _lstm_vjp_recomputed_cpu(gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr):
     steps, batch, g4 = gx.shape
     hidden, proj = g4 // 4, h0.shape[1]
-    dtype = gx.dtype
-    one = dtype.type(1)
-    scale, shift = _gate_scale(dtype, hidden, _LSTM_GATES)
-    # every step's gates from the previous states (h0, out[0], ...), in one product
-    a = gx * scale
-    a += np.matmul(_previous_np(h0, out).reshape(steps * batch, proj), (w_hh * scale[:, None]).T).reshape(a.shape)
-    np.tanh(a, out=a)
-    # each gate's derivative in its pre-activation: 1 - tanh^2 on g, and on a logistic gate
-    # s (1 - s) = (1 - tanh(x / 2)^2) / 4, i.e. (1 - tanh^2) scale^2 on every gate
-    k = np.square(a)
-    np.subtract(one, k, out=k)
-    k *= scale * scale
+    scale, _ = _gate_scale(gx.dtype, hidden, _LSTM_GATES)
+    # every step's gates from the previous states (h0, out[0], ...), in one product: a = tanh of the
+    # pre-activations, halved on the logistic gates (s(x) = 0.5 tanh(x / 2) + 0.5)
+    a = np.matmul(_previous_np(h0, out).reshape(steps * batch, proj), w_hh.T).reshape(gx.shape)
+    a += gx
     a *= scale
-    a += shift
-    i, f, g, o = _blocks(a, hidden, 4)
-    cs = _loop(_lstm_cells_loop, np.ascontiguousarray(f), i * g, c0)
+    np.tanh(a, out=a)
+    cs = _loop(_lstm_cells_loop, a, c0)                                          # c0, c1, ..., cT
     tc = np.tanh(cs[1:])
-    # d pre = k * dc on the i, f, g blocks and k * dm on o; dc gains dm * kc
-    for kb, other in zip(_blocks(k, hidden, 4), (g, cs[:-1], i, tc)):
-        kb *= other
-    kc = np.square(tc)
-    np.subtract(one, kc, out=kc)
-    kc *= o
-    w_r = w_hr[0] if w_hr else np.empty((0, 0), dtype)                         # (P, H)
-    dpre, dh, dc, dhs = _loop(_lstm_backward_loop, k, kc, np.ascontiguousarray(f), g_out, g_hn, g_cn, w_hh, w_r,
-                              bool(w_hr))
+    w_r = w_hr[0] if w_hr else np.empty((0, 0), gx.dtype)                      # (P, H)
+    dpre, dh, dc, dhs = _loop(_lstm_backward_loop, a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, bool(w_hr))
     res = (dpre, dh, dc)
-    return res + (dhs, o * tc) if w_hr else res
+    if not w_hr:
+        return res
+    o = a[..., 3 * hidden:] * scale[3 * hidden:]
+    o += 0.5
+    return res + (dhs, o * tc)
 
 
-def _lstm_cells_loop(f, ig, c0):
-    cs = np.empty((f.shape[0] + 1,) + f.shape[1:], f.dtype)
+def _lstm_cells_loop(a, c0):
+    """The cell states c0, c1, ..., cT (T + 1, B, H) from a (the tanh'd, halved pre-activations)."""
+    hidden = a.shape[2] // 4
+    half = a.dtype.type(0.5)
+    ti, tf, tg, _ = _blocks(a, hidden, 4)
+    f = ti * half                                                                 # (scratch first: s(i) g)
+    f += half
+    ig = f * tg
+    np.multiply(tf, half, out=f)
+    f += half
+    cs = np.empty((a.shape[0] + 1,) + c0.shape, a.dtype)
     cs[0] = c0
-    for t in range(f.shape[0]):
+    for t in range(a.shape[0]):
         np.multiply(f[t], cs[t], out=cs[t + 1])
         cs[t + 1] += ig[t]
     return cs
 
 
-def _lstm_backward_loop(k, kc, f, g_out, g_hn, g_cn, w_hh, w_r, proj):
-    steps, batch, g4 = k.shape
-    hidden, dtype = g4 // 4, k.dtype
+def _lstm_backward_loop(a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, proj):
+    """Backward through time from the tanh'd pre-activations a, the cell states and their tanh: (d pre-activation
+    (T, B, 4H), d h0, d c0, the total cotangent of every h_t (with a projection; else unset))."""
+    steps, batch, g4 = a.shape
+    hidden, dtype = g4 // 4, a.dtype
+    one, half = dtype.type(1), dtype.type(0.5)
+    ti, tf, tg, to = _blocks(a, hidden, 4)
+    # each gate's derivative in its pre-activation times what multiplies it: s' = (1 - tanh(x / 2)^2) / 4 on
+    # the logistic gates, 1 - tanh^2 on g; d pre = k * dc on the i, f, g blocks and k * dm on o
+    k = np.square(a)
+    np.subtract(one, k, out=k)
+    k *= _gate_scale(dtype, hidden, _LSTM_GATES)[0] ** 2
     k4 = k.reshape(steps, batch, 4, hidden)
+    ki, kf, kg, ko = _blocks(k, hidden, 4)
+    ki *= tg
+    kf *= cs[:-1]
+    kg *= ti * half + half
+    ko *= tc
+    kc = np.square(tc)
+    np.subtract(one, kc, out=kc)
+    kc *= to * half + half
+    f = tf * half
+    f += half
     dpre = np.empty_like(k)
     d4 = dpre.reshape(steps, batch, 4, hidden)
     dh = np.array(g_hn, dtype)
@@ -739,9 +934,10 @@ rnn_layer_p = Primitive(
 rnn_layer_vjp_p = Primitive("rnn_layer_vjp", _rnn_vjp_meta, multiple_results=True, vjp_reads=tuple(range(6)),
                             vjp=_composite_vjp(_rnn_backward, 6), jvp=_composite_jvp(_rnn_backward))
 
-rnn_layer_p.batch = _batch_rule(rnn_layer_p, _rnn_forward, lambda n: (SEQ, STATE, WEIGHT), lambda n: (SEQ, STATE))
-rnn_layer_vjp_p.batch = _batch_rule(rnn_layer_vjp_p, _rnn_backward, lambda n: (SEQ, STATE, WEIGHT, SEQ, SEQ, STATE),
-                                    lambda n: (SEQ, STATE))
+rnn_layer_p.batch = _batch_rule(rnn_layer_p, _rnn_forward, lambda n, **_: (SEQ, STATE, WEIGHT),
+                                lambda n, **_: (SEQ, STATE))
+rnn_layer_vjp_p.batch = _batch_rule(rnn_layer_vjp_p, _rnn_backward,
+                                    lambda n, **_: (SEQ, STATE, WEIGHT, SEQ, SEQ, STATE), lambda n, **_: (SEQ, STATE))
 
 
 @rnn_layer_p.def_impl("cpu")
@@ -797,7 +993,7 @@ def _rnn_backward_loop(k, g_out, g_hn, w_hh):
 
 def lstm_layer(gx, h0, c0, w_hh, w_hr=None):
     """One LSTM direction over gx (T, B, 4H) = x W_ih^T + b_ih + b_hh: (out (T, B, P), h_n, c_n)."""
-    return lstm_layer_p.bind(gx, h0, c0, w_hh, *(() if w_hr is None else (w_hr,)))
+    return lstm_layer_p.bind(gx, h0, c0, w_hh, *(() if w_hr is None else (w_hr,)))[:3]
 
 
 def gru_layer(gx, h0, w_hh, b_hh=None):

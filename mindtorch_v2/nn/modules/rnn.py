@@ -223,8 +223,8 @@ class RNNBase(Module):
             out, h = gru_layer_p.bind(gx, h, w_hh, *(() if b_hh is None else (b_hh,)))
             return out, h, None
         gx = F.linear(seq, w_ih, None if b_ih is None else b_ih + b_hh)
-        if self.mode == "LSTM":
-            return lstm_layer_p.bind(gx, h, c, w_hh, *(() if w_hr is None else (w_hr,)))
+        if self.mode == "LSTM":  # (its fourth result: the activations its backward reads)
+            return lstm_layer_p.bind(gx, h, c, w_hh, *(() if w_hr is None else (w_hr,)))[:3]
         out, h = rnn_layer_p.bind(gx, h, w_hh, nonlinearity="tanh" if self.mode == "RNN_TANH" else "relu")
         return out, h, None
 
