@@ -41,6 +41,21 @@ def lstm_samples(draw, backward=False):
 
 
 @st.composite
+def lstm_saved_samples(draw):
+    """lstm_layer_vjp's saved form (lstm_layer's own VJP): (acts, c0, w_hh, g_out, g_hn, g_cn, g_acts[, w_hr]),
+    acts the (T, B, 6H) activations in (-1, 1) taken as independent inputs (the rule is smooth in each)."""
+    steps, batch, hidden, rng = draw(_sizes())
+    proj = draw(st.integers(0, hidden - 1))
+    p = proj or hidden
+    args = [np.tanh(_normal(rng, (steps, batch, 6 * hidden))), _normal(rng, (batch, hidden)),
+            _normal(rng, (4 * hidden, p)), _normal(rng, (steps, batch, p)), _normal(rng, (batch, p)),
+            _normal(rng, (batch, hidden)), _normal(rng, (steps, batch, 6 * hidden))]
+    if proj:
+        args.append(_normal(rng, (proj, hidden)))
+    return Sample(args=tuple(args), params=dict(saved=True), diff=tuple(range(len(args))))
+
+
+@st.composite
 def gru_samples(draw, backward=False):
     steps, batch, hidden, rng = draw(_sizes())
     args = [_normal(rng, (steps, batch, 3 * hidden)), _normal(rng, (batch, hidden)), _normal(rng, (3 * hidden, hidden))]
@@ -85,7 +100,7 @@ def _rnn_preactivations(args, backward):
 
 
 register(rnn.lstm_layer_p, lstm_samples())
-register(rnn.lstm_layer_vjp_p, lstm_samples(backward=True))
+register(rnn.lstm_layer_vjp_p, st.one_of(lstm_samples(backward=True), lstm_saved_samples()))
 register(rnn.gru_layer_p, gru_samples())
 register(rnn.gru_layer_vjp_p, gru_samples(backward=True))
 register(rnn.rnn_layer_p, rnn_samples())
