@@ -15,7 +15,6 @@ import heapq
 import threading
 
 from ... import core
-from ...core.primitive import zeros_like as _zeros
 from . import graph
 from .. import grad_mode
 from .. import profiler_hooks as _profiler_hooks
@@ -192,8 +191,7 @@ def _run_node(node, gs, push, create_graph, retain_graph, Tensor, _timed=False):
     prim = node.prim
     out, primals = _rule_args(node, create_graph, Tensor)
     if prim.multiple_results:
-        # (a missing cotangent is a broadcast zero, no buffer: as core's backpropagate gives the rules)
-        g = tuple(_zeros(a) if x is None else x for x, a in zip(gs, node.out_avals))
+        g = tuple(core.zeros_like(a) if x is None else x for x, a in zip(gs, node.out_avals))
         if create_graph:
             g = tuple(x if isinstance(x, Tensor) else Tensor._from_value(x) for x in g)
     else:
