@@ -299,7 +299,8 @@ def test_zero_dimensional_arithmetic_runs_on_scalars_with_the_ufuncs_bits(dtype)
         c = a * 3.0 + b
         d = c / (b - b)                  # 1/0, 0/0: inf and nan, silently
         other = core.float32 if a.dtype == core.float64 else core.float64
-        return -d, core.sqrt(core.abs(c)) * a, c - a / b, core.astype(c, other) * 2.0
+        return (-d, core.sqrt(core.abs(c)) * a, c - a / b, core.astype(c, other) * 2.0,
+                core.exp(a * 0.5) + core.abs(a) ** b)  # (numpy's power: SIMD where the 0-d array call is)
     j = core.jit(f)
     values = [1.5, -0.1, 1e-30, 3e38, -0.0, np.inf, np.nan, 7.0]
     for x in values:

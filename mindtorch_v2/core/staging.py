@@ -347,6 +347,7 @@ class Executable:
         if scalar:
             self._quiet = True  # (numpy's scalar division warns where the ufunc under errstate would not)
             glob.update(ARR=np.asarray, TO_F32=np.float32, TO_F64=np.float64)
+            glob.update({f"UFUNC_{f.__name__}": f for f in self._lowerings if isinstance(f, np.ufunc)})
 
         def ref(a, as_scalar=False):
             n = names[id(a)]
@@ -424,8 +425,10 @@ def _scalar_expr(e, f):
         return None
     if e.prim is cast_p:
         return _SCALAR_CASTS[out.dtype.np] if e.invars[0].dtype.np in _SCALAR_CASTS else None
-    if f in _SCALAR_EXPR and not e.params and all(a.dtype is out.dtype for a in e.invars):
-        return _SCALAR_EXPR[f]
+    if isinstance(f, np.ufunc) and f.nout == 1 and not e.params and all(a.dtype is out.dtype for a in e.invars):
+        # + - * / as Python operators on the scalars; any other ufunc called on them (the same loop as on
+        # 0-d arrays, so the same bits: numpy's SIMD pow, not libm's), its scalar result kept as it is
+        return _SCALAR_EXPR.get(f) or f"UFUNC_{f.__name__}({', '.join(['{}'] * f.nin)})"
     return None
 
 

@@ -30,7 +30,7 @@ def specialized(rule):
     def attach(lowering):
         def specialize(e):
             fn = rule(e)
-            if fn is not None:
+            if fn is not None and not isinstance(fn, np.ufunc):  # (a ufunc itself takes no params)
                 fn.binds_params = True
             return fn
         lowering.specialize = specialize

@@ -427,7 +427,9 @@ div_p = binary("div", _quiet(np.true_divide), kind="float", d_x=lambda x, y, out
 floor_divide_p = binary("floor_divide", _quiet(_floor_divide_np), kind="real_numeric", zero=True)
 remainder_p = binary("remainder", _quiet(_remainder_np), kind="real_numeric", d_x=ONE,
                      d_y=lambda x, y, out: neg(floor_divide(x, y)), reads=((), (0, 1)))
-pow_p = binary("pow", _quiet(_pow_np), kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=((0, 1), (0, 1, "out")))
+pow_p = binary("pow", _family.specialized(  # jit: a float pow is numpy's power itself (the integer rules aside)
+    lambda e: np.power if e.outvars[0].dtype.np.kind in "fc" else None)(_quiet(_pow_np)),
+    kind="numeric", d_x=_pow_dx, d_y=_pow_dy, reads=((0, 1), (0, 1, "out")))
 maximum_p = binary("maximum", np.maximum, kind="ordered", d_x=_max_partial, d_y=lambda x, y, o: _max_partial(y, x, o), reads=(0, 1))
 minimum_p = binary("minimum", np.minimum, kind="ordered", d_x=_min_partial, d_y=lambda x, y, o: _min_partial(y, x, o), reads=(0, 1))
 eq_p = binary("eq", np.equal, kind="compare")
