@@ -19,7 +19,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _timing import fmt, per_call  # noqa: E402
+from _timing import fmt, per_call, side_by_side  # noqa: E402
 
 import mindtorch_v2 as mt  # noqa: E402
 
@@ -63,12 +63,12 @@ def main():
         ours = make_case(mt, kind, kw, x_np)
         theirs = make_case(torch, kind, kw, x_np) if torch is not None else None
         for label, i in (("forward", 0), ("forward+backward", 1)):
-            t_ours = per_call(ours[i])
-            line = f"{kind + ' ' + label:28s} {fmt(t_ours):>12s}"
-            if theirs is not None:
-                t_theirs = per_call(theirs[i])
-                line += f" {fmt(t_theirs):>12s} {t_ours / t_theirs:6.2f}x {'<=2x':>7s}"
-            print(line)
+            if theirs is None:
+                print(f"{kind + ' ' + label:28s} {fmt(per_call(ours[i])):>12s}")
+                continue
+            t_ours, t_theirs = side_by_side(ours[i], theirs[i])  # interleaved: both see the same machine
+            print(f"{kind + ' ' + label:28s} {fmt(t_ours):>12s} {fmt(t_theirs):>12s} {t_ours / t_theirs:6.2f}x "
+                  f"{'<=2x':>7s}")
 
 
 if __name__ == "__main__":
