@@ -178,15 +178,17 @@ class _Found:
 
     def optimizer(self, opt):
         self.optimizers.append(opt)
+        ids, state = self.ids, opt.state
         for group in opt.param_groups:
             for p in group["params"]:
-                self.tensor(p)
+                if id(p) not in ids:  # (most were found through the module already)
+                    self.tensor(p)
         for group in opt.param_groups:
             for p in group["params"]:
-                st = opt.state.get(p)
+                st = state.get(p)
                 if st:
                     for v in st.values():
-                        if isinstance(v, Tensor):
+                        if isinstance(v, Tensor) and id(v) not in ids:
                             self.tensor(v)
 
     def function(self, fn, depth):
@@ -263,6 +265,7 @@ def _guard_key(found, args, kwargs):
         v = st.value
         append((k, type(v), v.shape, v.dtype, v.device, type(own), t._shape, t._strides, t._offset,
                 t._rg, t._grad_fn is None, t._grad is None, t._base is None))
+    plain = all(type(st.value) is core.Array for st in storages)  # (else a torch.func transform's tracers)
     flags = tuple(m.training for m in found.modules)
     groups = tuple(tuple((k, _hashable(v)) for k, v in g.items() if k != "params")
                    for opt in found.optimizers for g in opt.param_groups)
@@ -271,7 +274,7 @@ def _guard_key(found, args, kwargs):
                         for g in opt.param_groups for p in g["params"])
                   for opt in found.optimizers)
     key = (grad_mode.is_grad_enabled(), _arg_key(args), _arg_key(kwargs), tuple(sig), flags, groups, state)
-    return key, storages
+    return key, storages, plain
 
 
 # ---------------------------------------------------------------------------
@@ -665,10 +668,11 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)  # inside another compiled function's trace: inline
         found = _Found()
         found.walk(args)
-        found.walk(kwargs)
+        if kwargs:
+            found.walk(kwargs)
         found.walk(self._fn, 1)
-        key, storages = _guard_key(found, args, kwargs)
-        if any(type(st.value) is not core.Array for st in storages):
+        key, storages, plain = _guard_key(found, args, kwargs)
+        if not plain:
             return self._fn(*args, **kwargs)  # under a torch.func transform: run as plain code
         last = self._last  # the signature of the last call, compared without hashing the whole key
         entry = last[1] if last is not None and last[0] == key else self._cache.get(key)
