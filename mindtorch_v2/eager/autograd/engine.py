@@ -251,15 +251,15 @@ def accumulate_grad(self, g, create_graph, _timed=False):
     if _profiler_hooks.node is not None and not _timed:
         return _profiler_hooks.node(accumulate_grad, "torch::autograd::AccumulateGrad", (self, g, create_graph))
     g = conj_boundary(g)
-    if not isinstance(g, Tensor):
-        g = Tensor._from_value(g)
-    elif not create_graph:
-        g = g.detach()
     with _grad_lock:  # read-add-write of .grad is one step: concurrent backward passes lose no update
-        if self._grad is None:
-            self._grad = g
-        elif create_graph:
-            self._grad = self._grad + g
-        else:  # into the existing grad tensor, as PyTorch does (`g = p.grad` stays current)
-            with grad_mode.no_grad():
-                write(self._grad, Tensor._from_value(core.add(self._grad._value(), g._value())))
+        old = self._grad
+        if old is not None and not create_graph:
+            # into the existing grad tensor, as PyTorch does (`g = p.grad` stays current): the sum's value
+            # written in place, with no history to record
+            write(old, core.add(old._value(), g._value() if isinstance(g, Tensor) else g), record=False)
+            return
+        if not isinstance(g, Tensor):
+            g = Tensor._from_value(g)
+        elif not create_graph:
+            g = g.detach()
+        self._grad = g if old is None else old + g
