@@ -101,18 +101,24 @@ def test_the_choice_is_made_once_per_signature_and_narrow_dtypes_stay_numpy(monk
     assert len(calls) == 2
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("proj", [False, True])
-def test_lstm_backward_and_cell_loops_equal_numpy_bit_for_bit(dtype, proj):
-    # no tanh inside these two loops: the same operations in the same order give the same bits
-    r = np.random.default_rng(1)
-    steps, batch, hidden, p = 5, 3, 4, (2 if proj else 4)
-    a = np.tanh(r.standard_normal((steps, batch, 4 * hidden))).astype(dtype)
+def _backward_inputs(r, dtype, proj, steps=5, batch=3, hidden=4):
+    """c0, g_cn, g_out, g_hn, w_hh, w_r of a backward loop (a projection to 2, or none)."""
+    p = 2 if proj else hidden
     c0, g_cn = r.standard_normal((2, batch, hidden)).astype(dtype)
     g_out = r.standard_normal((steps, batch, p)).astype(dtype)
     g_hn = r.standard_normal((batch, p)).astype(dtype)
     w_hh = r.standard_normal((4 * hidden, p)).astype(dtype)
     w_r = r.standard_normal((p, hidden)).astype(dtype) if proj else np.empty((0, 0), dtype)
+    return c0, g_cn, g_out, g_hn, w_hh, w_r
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("proj", [False, True])
+def test_lstm_backward_and_cell_loops_equal_numpy_bit_for_bit(dtype, proj):
+    # no tanh inside these two loops: the same operations in the same order give the same bits
+    r = np.random.default_rng(1)
+    a = np.tanh(r.standard_normal((5, 3, 16))).astype(dtype)
+    c0, g_cn, g_out, g_hn, w_hh, w_r = _backward_inputs(r, dtype, proj)
     kernels = _rnn_kernels.kernels()
     cs = rnn._lstm_cells_loop(a, c0)
     assert np.array_equal(kernels["_lstm_cells_loop"](a, c0), cs)
@@ -135,14 +141,9 @@ def test_the_kernels_transposed_copy():
 @pytest.mark.parametrize("has_g", [False, True])
 def test_lstm_saved_activations_loop_equals_numpy_bit_for_bit(dtype, proj, has_g):
     r = np.random.default_rng(2)
-    steps, batch, hidden, p = 5, 3, 4, (2 if proj else 4)
-    acts = np.tanh(r.standard_normal((steps, batch, 6 * hidden))).astype(dtype)
-    c0, g_cn = r.standard_normal((2, batch, hidden)).astype(dtype)
-    g_out = r.standard_normal((steps, batch, p)).astype(dtype)
-    g_hn = r.standard_normal((batch, p)).astype(dtype)
+    acts = np.tanh(r.standard_normal((5, 3, 24))).astype(dtype)
+    c0, g_cn, g_out, g_hn, w_hh, w_r = _backward_inputs(r, dtype, proj)
     g_acts = r.standard_normal(acts.shape).astype(dtype) if has_g else np.empty((0, 0, 0), dtype)
-    w_hh = r.standard_normal((4 * hidden, p)).astype(dtype)
-    w_r = r.standard_normal((p, hidden)).astype(dtype) if proj else np.empty((0, 0), dtype)
     args = (acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, w_r, proj, has_g)
     want = rnn._lstm_saved_backward_loop(*args)
     got = _rnn_kernels.kernels()["_lstm_saved_backward_loop"](*args)

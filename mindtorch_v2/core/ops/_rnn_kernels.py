@@ -75,24 +75,33 @@ def _lstm_forward_loop(gx, h0, c0, w_hh, scale, shift, w_r, proj):
     return out, c, acts
 
 
+def _bptt_state(like, g_out, g_hn, g_cn, steps, batch, hidden):
+    """A backward loop's buffers, in like's dtype: d pre-activation, each step's dh, dh, dc and dm."""
+    dtype = like.dtype
+    return (np.empty((steps, batch, 4 * hidden), dtype), np.empty(g_out.shape, dtype), g_hn.copy(), g_cn.copy(),
+            np.empty((batch, hidden), dtype))
+
+
+def _seed_step(t, g_out, w_r, proj, dh, dhs, dm):
+    """A backward step's start: dh += the output's cotangent at t; dm = dh carried back through the projection
+    (dh itself without one; dhs keeps each step's dh for the projection's weight gradient)."""
+    for b in range(dh.shape[0]):
+        for j in range(dh.shape[1]):
+            dh[b, j] += g_out[t, b, j]
+    if proj:
+        dhs[t] = dh
+        np.dot(dh, w_r, dm)
+    else:
+        dm[:] = dh
+
+
 def _lstm_saved_backward_loop(acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, w_r, proj, has_g):
     steps, batch, h6 = acts.shape
     hidden = h6 // 6
     one = acts.dtype.type(1)
-    dpre = np.empty((steps, batch, 4 * hidden), acts.dtype)
-    dhs = np.empty(g_out.shape, acts.dtype)
-    dh = g_hn.copy()
-    dc = g_cn.copy()
-    dm = np.empty((batch, hidden), acts.dtype)
+    dpre, dhs, dh, dc, dm = _bptt_state(acts, g_out, g_hn, g_cn, steps, batch, hidden)
     for t in range(steps - 1, -1, -1):
-        for b in range(batch):
-            for j in range(dh.shape[1]):
-                dh[b, j] += g_out[t, b, j]
-        if proj:
-            dhs[t] = dh
-            np.dot(dh, w_r, dm)
-        else:
-            dm[:] = dh
+        _seed_step(t, g_out, w_r, proj, dh, dhs, dm)
         for b in range(batch):
             for j in range(hidden):
                 ij, fj = acts[t, b, j], acts[t, b, hidden + j]
@@ -141,20 +150,9 @@ def _lstm_backward_loop(a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, proj):
     steps, batch, g4 = a.shape
     hidden = g4 // 4
     one, half, quarter = a.dtype.type(1), a.dtype.type(0.5), a.dtype.type(0.25)
-    dpre = np.empty_like(a)
-    dhs = np.empty(g_out.shape, a.dtype)
-    dh = g_hn.copy()
-    dc = g_cn.copy()
-    dm = np.empty((batch, hidden), a.dtype)
+    dpre, dhs, dh, dc, dm = _bptt_state(a, g_out, g_hn, g_cn, steps, batch, hidden)
     for t in range(steps - 1, -1, -1):
-        for b in range(batch):
-            for j in range(dh.shape[1]):
-                dh[b, j] += g_out[t, b, j]
-        if proj:
-            dhs[t] = dh
-            np.dot(dh, w_r, dm)
-        else:
-            dm[:] = dh
+        _seed_step(t, g_out, w_r, proj, dh, dhs, dm)
         for b in range(batch):
             for j in range(hidden):
                 ti, tf = a[t, b, j], a[t, b, hidden + j]
@@ -288,6 +286,8 @@ def kernels():
         g = globals()
         g["_tanh"] = jit(_tanh, inline="always")
         g["_cast"] = jit(_cast, inline="always")
+        g["_seed_step"] = jit(_seed_step, inline="always")
+        g["_bptt_state"] = jit(_bptt_state, inline="always")
         g["_transposed"] = jit(_transposed)
         _compiled = {name: jit(g[name]) for name in _NAMES}
     return _compiled

@@ -565,33 +565,7 @@ def _lstm_saved_backward_loop(acts, c0, w_hh, g_out, g_hn, g_cn, g_acts, w_r, pr
             np.multiply(a, b, out=gk[:, :, q])
         gcs = gtc * u
         gcs += gc
-    dpre = np.empty((steps, batch, 4 * hidden), dtype)
-    d4 = dpre.reshape(steps, batch, 4, hidden)
-    dh = np.array(g_hn, dtype)
-    dc = np.array(g_cn, dtype)
-    dc3 = dc[:, None]
-    k3, k1, d3, d1 = k[:, :, :3], k[:, :, 3], d4[:, :, :3], d4[:, :, 3]
-    tmp = np.empty((batch, hidden), dtype)
-    dhs = np.empty(g_out.shape, dtype)
-    dm = np.empty((batch, hidden), dtype)
-    for t in range(steps - 1, -1, -1):
-        dh += g_out[t]
-        if proj:
-            dhs[t] = dh
-            np.matmul(dh, w_r, out=dm)
-        else:
-            dm = dh
-        np.multiply(dm, kc[t], out=tmp)
-        dc += tmp
-        if has_g:
-            dc += gcs[t]
-        np.multiply(k3[t], dc3, out=d3[t])
-        np.multiply(k1[t], dm, out=d1[t])
-        if has_g:
-            d4[t] += gk[t]
-        dc *= f[t]
-        np.matmul(dpre[t], w_hh, out=dh)
-    return dpre, dh, dc, dhs
+    return _lstm_bptt_np(k, kc, f, g_out, g_hn, g_cn, w_hh, w_r, proj, *((gcs, gk) if has_g else ()))
 
 
 def _lstm_vjp_recomputed_cpu(gx, h0, c0, w_hh, out, g_out, g_hn, g_cn, *w_hr):
@@ -657,7 +631,17 @@ def _lstm_backward_loop(a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, proj):
     kc *= to * half + half
     f = tf * half
     f += half
-    dpre = np.empty_like(k)
+    return _lstm_bptt_np(k4, kc, f, g_out, g_hn, g_cn, w_hh, w_r, proj)
+
+
+def _lstm_bptt_np(k4, kc, f, g_out, g_hn, g_cn, w_hh, w_r, proj, gcs=None, gk=None):
+    """The recurrence both NumPy backward forms share, given each step's factors: k4 (T, B, 4, H) of the gate
+    derivatives, kc of tanh'(c) * o, f the forget gate (and, from saved activations with a cotangent of their
+    own, gcs added to dc and gk to d pre). Per step: dh += g_out[t]; dm = dh (through the projection);
+    dc += dm * kc (+ gcs); d pre = K * dc on i, f, g and K * dm on o (+ gk); dc *= f; dh = d pre @ w_hh."""
+    steps, batch, _, hidden = k4.shape
+    dtype = k4.dtype
+    dpre = np.empty((steps, batch, 4 * hidden), dtype)
     d4 = dpre.reshape(steps, batch, 4, hidden)
     dh = np.array(g_hn, dtype)
     dc = np.array(g_cn, dtype)
@@ -675,8 +659,12 @@ def _lstm_backward_loop(a, cs, tc, g_out, g_hn, g_cn, w_hh, w_r, proj):
             dm = dh
         np.multiply(dm, kc[t], out=tmp)
         dc += tmp
+        if gcs is not None:
+            dc += gcs[t]
         np.multiply(k3[t], dc3, out=d3[t])
         np.multiply(k1[t], dm, out=d1[t])
+        if gk is not None:
+            d4[t] += gk[t]
         dc *= f[t]
         np.matmul(dpre[t], w_hh, out=dh)
     return dpre, dh, dc, dhs
