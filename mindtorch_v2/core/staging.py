@@ -344,8 +344,7 @@ class Executable:
         scalar_vars = {id(self._eqns[k].outvars[0]) for k in scalar}
         twins = {id(a) for k, e in enumerate(self._eqns) if k not in scalar for a in e.invars if id(a) in scalar_vars}
         twins |= {id(a) for a in jaxpr.outvars if id(a) in scalar_vars}
-        if scalar:
-            self._quiet = True  # (numpy's scalar division warns where the ufunc under errstate would not)
+        if scalar:  # (they warn where the ufunc would: the program's errstate covers the quiet ones, as ever)
             glob.update(ARR=np.asarray, TO_F32=np.float32, TO_F64=np.float64)
             glob.update({f"UFUNC_{f.__name__}": f for f in self._lowerings if isinstance(f, np.ufunc)})
 
