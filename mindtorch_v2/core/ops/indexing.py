@@ -172,8 +172,11 @@ def _index_add_cpu(x, idx, updates, *, axis):
         if x.ndim == 1 and idx.ndim == 1:  # bincount is ~10x faster than add.at
             acc = np.bincount(idx % x.shape[0], weights=updates, minlength=x.shape[0])
         elif idx.ndim == 1 and idx.size:  # rows (an embedding's gradient): one segmented sum, ~20x add.at
-            acc = np.moveaxis(_rows_summed(idx % x.shape[axis], np.moveaxis(updates, axis, 0), x.shape[axis]),
-                              0, axis)
+            if axis == 0:  # (np.moveaxis costs ~3 us a call)
+                acc = _rows_summed(idx % x.shape[0], updates, x.shape[0])
+            else:
+                acc = np.moveaxis(_rows_summed(idx % x.shape[axis], np.moveaxis(updates, axis, 0), x.shape[axis]),
+                                  0, axis)
         else:
             acc = np.zeros(x.shape, np.float64)
             np.add.at(acc, (slice(None),) * axis + (idx,), updates)
