@@ -605,8 +605,12 @@ def _plan(jaxpr, lowerings, fix, donated, c_order):
             # in place: a dying input of this very equation, a donated one first (its memory is given up); a
             # fused loop takes it through its kernel variant that writes over that input (fusion.fuse)
             in_place = isinstance(lowerings[k], np.ufunc) or getattr(lowerings[k], "writes_inputs", False)
+            # (a ufunc copies where operands overlap; a fused loop does not, so for it no other input may be a
+            # view of the buffer it writes over)
+            ufunc = isinstance(lowerings[k], np.ufunc)
             candidates = [v for r in here for v in roots[r] if in_place and (v.shape, v.dtype) == want
-                          and any(a is v for a in e.invars) and c_order.get(id(v)) and usable(v)]
+                          and any(a is v for a in e.invars) and c_order.get(id(v)) and usable(v)
+                          and (ufunc or all(a is v or type(a) is not Var or find(id(a)) != r for a in e.invars))]
             if candidates:
                 target = min(candidates, key=lambda v: id(v) not in donated_ids)
             if target is None:
