@@ -115,7 +115,8 @@ def _sum_as_reduce(e):
 @sum_p.def_impl("cpu")
 @_family.specialized(_sum_as_reduce)
 def _sum_cpu(x, *, axis, keepdims):
-    return _narrow(np.sum(x, axis=_np_axis(x, axis), keepdims=keepdims, dtype=_acc_dtype(x)), x)
+    # (np.add.reduce is np.sum's own call, without its Python dispatch: ~2 us a call)
+    return _narrow(np.add.reduce(x, axis=_np_axis(x, axis), dtype=_acc_dtype(x), keepdims=keepdims), x)
 
 
 def _shift(x, k, reverse):
@@ -168,7 +169,7 @@ def _extremum_weights(out, x, axis, keepdims):
     return div(hit, sum_p.bind(hit, axis=axis, keepdims=True))
 
 
-def _extremum(name, np_fn, ufunc):
+def _extremum(name, ufunc):
     def vjp(g, out, x, *, axis, keepdims):
         return mul(_expand_back(g, x, axis, keepdims), _extremum_weights(out, x, axis, keepdims))
 
@@ -184,12 +185,12 @@ def _extremum(name, np_fn, ufunc):
         return lambda x: ufunc.reduce(x, axis=axis, keepdims=keepdims)
 
     prim.def_impl("cpu")(_family.specialized(as_reduce)(
-        lambda x, *, axis, keepdims: np_fn(x, axis=_np_axis(x, axis), keepdims=keepdims)))
+        lambda x, *, axis, keepdims: ufunc.reduce(x, axis=_np_axis(x, axis), keepdims=keepdims)))
     return prim
 
 
-max_p = _extremum("max", np.max, np.maximum)
-min_p = _extremum("min", np.min, np.minimum)
+max_p = _extremum("max", np.maximum)
+min_p = _extremum("min", np.minimum)
 
 any_p = Primitive("any", _reduce_meta("any", lambda d: dt.bool_))
 any_p.batch = _reduce_batch(any_p)
