@@ -281,7 +281,11 @@ def _reduce(prim, x, axis, keepdims):
 def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001
     """Sum over `axis` (all by default); bool/int inputs sum to int64, or in `dtype` if given."""
     x = _family.as_operand(x)
-    if dtype is None and _family.is_arraylike(x) and x.dtype.category == dt.INT and not x.dtype.is_signed:
+    if not _family.is_arraylike(x):
+        x = asarray(x)
+    if dtype is None:
+        if x.dtype.category != dt.INT or x.dtype.is_signed:  # (the common case: one bind, x checked once)
+            return sum_p.bind(x, axis=normalize_axes(axis, x.ndim, "sum"), keepdims=bool(keepdims))
         dtype = dt.sum_dtype(x)
     if dtype is not None:
         dtype = dt.canonicalize(dtype)
