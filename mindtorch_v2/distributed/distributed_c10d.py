@@ -22,7 +22,6 @@ import numpy as np
 
 from .. import core
 from ..core import distributed as _world
-from ..eager.creation import from_numpy
 from ..eager.tensor import Tensor
 from ..eager.writeback import write
 
@@ -586,13 +585,28 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     return _done_work("reduce", pg, [tensor], async_op)
 
 
-def _check_list(lst, n, op, pg, what):
+def _check_list(lst, n, op, pg, what, like=None):
+    """lst: a list of n tensors (each of `like`'s shape and dtype, when given)."""
     if not isinstance(lst, (list, tuple)):
         raise TypeError(f"{_where(op, pg)}: {what} must be a list of tensors, got {type(lst).__name__}")
     if len(lst) != n:
         raise RuntimeError(f"{_where(op, pg)}: invalid {what} (expected length {n}, got {len(lst)})")
     for i, t in enumerate(lst):
         _check_tensor(t, op, pg, f"{what}[{i}]")
+    if like is not None:
+        for i, t in enumerate(lst):
+            _same_shape(t, like, op, pg, f"{what}[{i}]")
+
+
+def _rooted(op, pg, tensor, tensors, rank, group_rank, what, role):
+    """The root (group rank) of a gather/scatter; the list is checked there and must be absent elsewhere."""
+    _check_tensor(tensor, op, pg)
+    root = group_rank if group_rank is not None else _group_rank(pg, 0 if rank is None else rank, "root", op)
+    if pg.rank() == root:
+        _check_list(tensors, pg.size(), op, pg, what, like=tensor)
+    elif tensors:
+        raise ValueError(f"{_where(op, pg)}: Argument ``{what}`` must NOT be specified on non-{role} ranks.")
+    return root
 
 
 def _same_shape(t, ref, op, pg, what):
@@ -605,9 +619,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     """Every rank's `tensor` into tensor_list[rank], on every rank."""
     pg = _group(group)
     _check_tensor(tensor, "all_gather", pg)
-    _check_list(tensor_list, pg.size(), "all_gather", pg, "output tensor list")
-    for i, t in enumerate(tensor_list):
-        _same_shape(t, tensor, "all_gather", pg, f"output tensor list[{i}]")
+    _check_list(tensor_list, pg.size(), "all_gather", pg, "output tensor list", like=tensor)
     out = _world.allgather(pg._comm, _read(tensor))
     for t, b in zip(tensor_list, out):
         _write(t, b)
@@ -633,16 +645,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """Every rank's `tensor` into gather_list on rank dst (other ranks pass no list)."""
     pg = _group(group)
-    _check_tensor(tensor, "gather", pg)
-    root = group_dst if group_dst is not None else _group_rank(pg, 0 if dst is None else dst, "root", "gather")
+    root = _rooted("gather", pg, tensor, gather_list, dst, group_dst, "gather_list", "destination")
     me = pg.rank()
-    if me == root:
-        _check_list(gather_list, pg.size(), "gather", pg, "gather_list")
-        for i, t in enumerate(gather_list):
-            _same_shape(t, tensor, "gather", pg, f"gather_list[{i}]")
-    elif gather_list:
-        raise ValueError(f"{_where('gather', pg)}: Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
     send, back = _world._wire(_read(tensor), "gather")
     out = np.empty((pg.size(),) + send.shape, send.dtype) if me == root else None
     pg._comm.Gather(send, out, root=root)
@@ -655,18 +659,10 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     """scatter_list[i] from rank src into rank i's `tensor`."""
     pg = _group(group)
-    _check_tensor(tensor, "scatter", pg)
-    root = group_src if group_src is not None else _group_rank(pg, 0 if src is None else src, "root", "scatter")
-    me = pg.rank()
-    if me == root:
-        _check_list(scatter_list, pg.size(), "scatter", pg, "scatter_list")
-        for i, t in enumerate(scatter_list):
-            _same_shape(t, tensor, "scatter", pg, f"scatter_list[{i}]")
+    root = _rooted("scatter", pg, tensor, scatter_list, src, group_src, "scatter_list", "source")
+    if pg.rank() == root:
         send, back = _world._wire(np.stack([_read(t) for t in scatter_list]), "scatter")
     else:
-        if scatter_list:
-            raise ValueError(f"{_where('scatter', pg)}: Argument ``scatter_list`` must NOT be specified on "
-                             "non-source ranks.")
         send = None
     recv, back = _world._wire(_read(tensor), "scatter")
     recv = np.empty_like(recv)
@@ -679,9 +675,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     """input_list[i] reduced over the ranks into rank i's output."""
     pg = _group(group)
     _check_tensor(output, "reduce_scatter", pg, "output")
-    _check_list(input_list, pg.size(), "reduce_scatter", pg, "input_list")
-    for i, t in enumerate(input_list):
-        _same_shape(t, output, "reduce_scatter", pg, f"input_list[{i}]")
+    _check_list(input_list, pg.size(), "reduce_scatter", pg, "input_list", like=output)
     name = _check_op(op, "reduce_scatter", pg, output)
     out = _reduce_scatter_buf(np.stack([_read(t) for t in input_list]), name, op, pg)
     _write(output, out)
