@@ -28,6 +28,17 @@ def _equal_all(a, b):
     return all(torch.equal(x, y) for x, y in zip(a, b)) and len(list(a)) == len(list(b))
 
 
+def _sgd_step(model, lr, loss=lambda out: out.sum()):
+    """(optimizer, an uncompiled step: zero_grad, loss(model(x)).backward(), SGD step) for a seeded model."""
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+
+    def step(x):
+        opt.zero_grad()
+        loss(model(x)).backward()
+        opt.step()
+    return opt, step
+
+
 # ---------------------------------------------------------------------------
 # the compiled path is taken and gives eager's numbers
 
@@ -276,14 +287,7 @@ def test_a_step_lets_go_of_the_old_grads_it_replaces_and_leaves_a_held_one_intac
     import weakref
     torch.manual_seed(0)
     model = nn.Linear(4, 3)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-
-    def step(x):
-        opt.zero_grad()
-        model(x).pow(2).sum().backward()
-        opt.step()
-
-    cf = torch.compile(step)
+    cf = torch.compile(_sgd_step(model, 0.1, lambda out: out.pow(2).sum())[1])
     x = torch.randn(5, 4)
     cf(x)
     cf(x)
@@ -484,13 +488,8 @@ def test_python_arguments_are_guarded_constants():
 def test_learning_rate_changes_are_guarded():
     torch.manual_seed(0)
     m = nn.Linear(2, 1, bias=False)
-    opt = torch.optim.SGD(m.parameters(), lr=0.1)
-
-    @torch.compile
-    def step(x):
-        opt.zero_grad()
-        m(x).sum().backward()
-        opt.step()
+    opt, step = _sgd_step(m, 0.1)
+    step = torch.compile(step)
 
     x = torch.ones(1, 2)
     w0 = m.weight.clone()
@@ -567,13 +566,7 @@ def test_module_compile_in_place_and_optimized_module():
 def test_buffers_lent_to_the_program_never_belong_to_a_clone_or_a_saved_tensor():
     torch.manual_seed(0)
     m = nn.Linear(4, 4)
-    opt = torch.optim.SGD(m.parameters(), lr=0.5)
-
-    @torch.compile
-    def step(x):
-        opt.zero_grad()
-        m(x).sum().backward()
-        opt.step()
+    step = torch.compile(_sgd_step(m, 0.5)[1])
 
     x = torch.randn(2, 4)
     step(x)
