@@ -11,14 +11,17 @@ def available():
     return importlib.util.find_spec("numba") is not None
 
 
-def njit(fn, **options):
+def njit(fn, cache=True, **options):
     """fn compiled by numba.njit (None without numba). error_model="numpy": 1/0 is inf, as the ufuncs give, never
     an exception. The on-disk cache (next to the module, or numba's user-wide directory on a read-only install)
-    saves the compile in later processes; where no directory is writable, it compiles per process."""
+    saves the compile in later processes; where no directory is writable, it compiles per process. cache=False
+    for a function with no source file (jit's generated kernels)."""
     if not available():
         return None
     numba = importlib.import_module("numba")
-    try:
-        return numba.njit(error_model="numpy", cache=True, **options)(fn)
-    except RuntimeError:
-        return numba.njit(error_model="numpy", cache=False, **options)(fn)
+    if cache:
+        try:
+            return numba.njit(error_model="numpy", cache=True, **options)(fn)
+        except RuntimeError:
+            pass
+    return numba.njit(error_model="numpy", cache=False, **options)(fn)

@@ -15,11 +15,11 @@ cached by their expression, so a program traced again compiles nothing new.
     for j in range(n): t0 = y[j] * y[j]; t1 = s0 - t0; t2 = g[j] * t1; o0[j] = t2
 """
 import functools
-import importlib
-import importlib.util
 import timeit
 
 import numpy as np
+
+from . import _numba
 
 __all__ = ["available", "fuse"]
 
@@ -34,9 +34,8 @@ _KERNELS = {}  # source -> compiled kernel
 
 @functools.cache
 def available():
-    """Whether numba is installed (fusion can happen). Imported only when a kernel is first compiled: the
-    import takes ~0.3 s, which a program that never fuses should not pay."""
-    return importlib.util.find_spec("numba") is not None
+    """Whether numba is installed (fusion can happen); it is imported only when a kernel is first compiled."""
+    return _numba.available()
 
 
 def fusable(e, lowering, fix):
@@ -173,7 +172,5 @@ def _kernel(eqns, lowerings, inputs, outputs, kinds, into=None):
     if kernel is None:
         glob = {"np": np}
         exec(compile(source, "<fused>", "exec"), glob)  # noqa: S102  (our own generated code)
-        # error_model="numpy": 1/0 is inf and log(0) -inf, as the ufuncs give, never an exception
-        numba = importlib.import_module("numba")
-        kernel = _KERNELS[source] = numba.njit(error_model="numpy", cache=False)(glob["kernel"])
+        kernel = _KERNELS[source] = _numba.njit(glob["kernel"], cache=False)  # (generated: no file to cache by)
     return kernel

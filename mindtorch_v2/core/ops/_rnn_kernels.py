@@ -13,10 +13,11 @@ a Taylor polynomial of e^r and a table of 2^k. In float64 it is within 4e-15 rel
 float32 it runs in float64 with shorter polynomials (error < 1e-9, far under half a float32 ulp), so it
 rounds to within 1 ulp of NumPy's float32 tanh (differing in ~12% of elements, as libm's tanh would).
 """
-import importlib
 import math
 
 import numpy as np
+
+from .. import _numba
 
 _POW2 = np.array([2.0 ** k for k in range(64)])
 
@@ -272,17 +273,7 @@ def kernels():
     """{name: compiled kernel}, compiled on first call (each kernel compiles per dtype on its first run)."""
     global _compiled
     if _compiled is None:
-        numba = importlib.import_module("numba")
-
-        def jit(fn, **kw):
-            # error_model="numpy": 1/0 is inf, as the ufuncs give, never an exception. The on-disk cache
-            # (next to this file, or numba's user-wide directory on a read-only install) saves the ~1 s
-            # compile in later processes; where no directory is writable, compile per process.
-            try:
-                return numba.njit(error_model="numpy", cache=True, **kw)(fn)
-            except RuntimeError:
-                return numba.njit(error_model="numpy", cache=False, **kw)(fn)
-
+        jit = _numba.njit  # (the on-disk cache saves the ~1 s compile of each in later processes)
         g = globals()
         g["_tanh"] = jit(_tanh, inline="always")
         g["_cast"] = jit(_cast, inline="always")

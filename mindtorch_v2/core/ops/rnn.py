@@ -60,7 +60,7 @@ import timeit
 
 import numpy as np
 
-from .. import fusion
+from .. import _numba
 from ..autodiff import JVPTrace, JVPTracer, vjp_flat
 from ..batching import BatchTrace, BatchTracer
 from ..primitive import Primitive, new_main, zeros_like
@@ -268,7 +268,7 @@ _scales = {}
 # The loops over time: each lowering prepares its arrays in NumPy, then runs `_loop(numpy_loop, *args)`, which
 # calls the NumPy loop or its numba twin of the same name in _rnn_kernels (see the module docstring).
 _FAST_DTYPES = (np.float32, np.float64)
-_numba_available = fusion.available
+_numba_available = _numba.available
 _chosen = {}  # (loop, dtype, shapes, flags) -> the loop that measured faster
 
 
