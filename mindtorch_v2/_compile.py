@@ -494,12 +494,13 @@ def _program(jaxpr, donated=()):
     return Executable(optimize(jaxpr), donated)
 
 
-def _donatable(a):
-    """Whether a storage's value is ours alone to donate: the Array held by the storage and the caller's list
-    only (not shared with a clone, a saved tensor or the user), its buffer held by it alone and writable."""
+def _donatable(a, in_storage=True):
+    """Whether a storage's value is ours alone to donate: the Array held by the caller's list and its storage
+    (in_storage) only, not shared with a clone, a saved tensor or the user; its buffer held by it alone and
+    writable. (getrefcount also counts `a` and its own argument; for the buffer, `buf` and the argument.)"""
     buf = a._buf
-    return (type(buf) is np.ndarray and buf.flags.writeable and buf.base is None and sys.getrefcount(a) <= 4
-            and sys.getrefcount(buf) <= 3)  # (counting `buf` and the argument)
+    return (type(buf) is np.ndarray and buf.flags.writeable and buf.base is None
+            and sys.getrefcount(a) <= 3 + in_storage and sys.getrefcount(buf) <= 3)
 
 
 # ---------------------------------------------------------------------------
@@ -535,14 +536,11 @@ def _run(e, found, storages):
         for k, j, pos in e.released:
             tensors[k]._grad = None
             tensors[j] = storages[pos] = None
-            old = ins[pos]
-            buf = old._buf
-            # lent only if now held by `ins` alone (counting `old` and the argument): else a grad the user
-            # kept would be overwritten; then a new buffer stands in for it
-            if not (type(buf) is np.ndarray and buf.flags.writeable and buf.base is None
-                    and sys.getrefcount(old) <= 3 and sys.getrefcount(buf) <= 3):
-                ins[pos] = _make(np.empty(buf.shape, buf.dtype), old.shape, old.dtype, old.device)
-            del old, buf
+            # lent only if now held by `ins` alone: else a grad the user kept would be overwritten; then a new
+            # buffer stands in for it
+            if not _donatable(ins[pos], False):  # (positional: a keyword call would hold one more reference)
+                old = ins[pos]
+                ins[pos] = _make(np.empty(old._buf.shape, old._buf.dtype), old.shape, old.dtype, old.device)
     if e.donating is not None and all(_donatable(ins[k]) for k in e.mutated):
         outs = e.donating(ins, owned=True)  # (each lent buffer checked just now: mutated ones here, old grads above)
     else:
