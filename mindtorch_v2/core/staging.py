@@ -781,12 +781,10 @@ class _Jitted:
     def __call__(self, *args, **kwargs):
         if not kwargs and not self.static_argnums:
             # the fast path: positional Arrays only, looked up by their avals without flattening
-            try:
-                key = tuple([(a.shape, a.dtype, a.device) if type(a) is Array else _NOT_FAST for a in args])
-                exe, out_tree, single = self._fast[key]
-            except (KeyError, TypeError):
-                pass
-            else:
+            hit = self._fast.get(tuple([(a.shape, a.dtype, a.device) if type(a) is Array else _NOT_FAST
+                                        for a in args]))
+            if hit is not None:
+                exe, out_tree, single = hit
                 self._hits += 1
                 outs = exe(args)
                 return outs[0] if single else tree_unflatten(out_tree, outs)
