@@ -444,7 +444,7 @@ def _linear(x, w):
 
 
 def test_a_lowering_variant_runs_where_it_measures_faster_with_the_same_bits(monkeypatch):
-    from mindtorch_v2.core import fusion, staging
+    from mindtorch_v2.core import fusion
     from mindtorch_v2.core.ops import decompositions
     x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
     want = np.asarray(x) @ np.asarray(w).T
@@ -460,7 +460,7 @@ def test_a_lowering_variant_runs_where_it_measures_faster_with_the_same_bits(mon
     assert decompositions._matmul_swapped in exe._lowerings
     np.testing.assert_array_equal(np.asarray(f(x, w)), want)  # the generated code runs the variant
     assert np.asarray(f(x, w)).flags.c_contiguous  # in the layout the lowering gives
-    assert staging._same_bits(np.asarray(f(x, w)), want)
+    assert fusion.same_bits(np.asarray(f(x, w)), want)
 
 
 def test_a_variant_is_not_used_where_it_is_slower_or_its_bits_differ(monkeypatch):

@@ -119,7 +119,7 @@ def fuse(eqns, lowerings, read, used_after):
     got = run(*bufs)
     want = _run_numpy(eqns, lowerings, inputs, bufs)
     want = [want[id(v)] for v in outputs]
-    if not all(np.array_equal(g, w, equal_nan=True) for g, w in zip(got, want)):
+    if not all(same_bits(g, w) for g, w in zip(got, want)):
         return None  # not NumPy's numbers bit for bit (a contracted multiply-add, say): keep NumPy
     if timed(lambda: run(*bufs)) >= op_by_op:
         return None
@@ -131,6 +131,12 @@ def _run_numpy(eqns, lowerings, inputs, bufs):
     for e, f in zip(eqns, lowerings):
         env[id(e.outvars[0])] = f(*[env[id(a)] for a in e.invars])
     return env
+
+
+def same_bits(a, b):
+    """Whether two results are the same bit for bit (signed zeros and NaN payloads included)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def timed(fn):

@@ -438,7 +438,7 @@ def _fastest(f, res, args, params):
     best, best_time = f, _fusion.timed(lambda: f(*args, **params))
     for g in f.variants(*args, **params):
         alt = g(*args, **params)
-        if not _same_bits(res, alt):
+        if not _fusion.same_bits(res, alt):
             continue
         t = _fusion.timed(lambda g=g: g(*args, **params))
         if t < best_time:
@@ -446,9 +446,6 @@ def _fastest(f, res, args, params):
     return best, res
 
 
-def _same_bits(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def _unwrapped(lowering):
