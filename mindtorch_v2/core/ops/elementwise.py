@@ -542,9 +542,6 @@ def where(condition, x, y):
 # relu is a primitive, not the composite where(x <= 0, 0, x), for PyTorch's autograd: its derivative
 # threshold_backward(g, out) reads the output and is itself an op of `out` (with zero derivative there), so
 # under create_graph the gradient of relu requires grad and relu's second derivative is zeros, not an error.
-_SAME_WIDTH_INT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
-
-
 def _threshold_backward_np(g, out):
     """g where out > 0 or is nan, else +0. A select by bit mask (g's bits AND all-ones or zero): np.where
     branches per element, and on relu's near-random mask it ran 8x slower (158 vs 20 us at 128x512)."""
@@ -557,7 +554,7 @@ def _threshold_backward_np(g, out):
             res = np.empty(g.shape, g.dtype)
             kernel(np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(out).reshape(-1), res.reshape(-1))
             return res
-    bits = _SAME_WIDTH_INT[g.dtype.itemsize]
+    bits = np.dtype(f"i{g.dtype.itemsize}")  # the signed integer of g's width
     mask = np.less_equal(out, 0).view(np.int8).astype(bits)  # 1 where zeroed
     np.subtract(mask, 1, out=mask)                           # zeroed -> 0, kept -> all bits set
     return np.bitwise_and(g.view(bits), mask, out=mask).view(g.dtype)
