@@ -293,6 +293,49 @@ def test_broadcast_to_folds_into_a_broadcasting_binary():
     np.testing.assert_array_equal(np.asarray(g(arr(4, 1), arr(1, 5))), np.asarray(arr(4, 1)) * np.asarray(arr(1, 5)))
 
 
+def test_broadcast_to_folds_into_where_and_reciprocal_becomes_a_division():
+    def f(c, s, x):
+        return core.where(c, core.broadcast_to(s, x.shape), x), core.reciprocal(x), core.reciprocal(core.sum(x))
+    c = core.asarray(np.array([True, False, True, True]))
+    s = core.asarray(np.array([2.5], np.float32))
+    for x in (np.array([3.0, -0.0, 0.0, 7e-39], np.float32), np.array([1e-300, -3.0, np.inf, np.nan]),
+              np.array([1 + 2j, 0j, -3j, 4], np.complex64), np.array([3, -0.0, 0.0, 6e-8], np.float16)):
+        x = core.asarray(x)
+        s_ = core.astype(s, x.dtype)
+        j = core.jit(f)
+        text = str(j.lower(c, s_, x).jaxpr)
+        assert "broadcast_to" not in text and "reciprocal" not in text and "div" in text
+        for got, want in zip(j(c, s_, x), f(c, s_, x)):  # 1 / x is reciprocal's own lowering: the same bits
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+@pytest.mark.parametrize("axis, index_shape", [(1, (5, 1)), (0, (1, 3)), (1, (4, 6)), (0, (7, 2)), (2, (2, 3, 1))])
+def test_gather_and_scatter_add_on_a_grid_built_once_give_add_ats_sums(axis, index_shape):
+    rng = np.random.default_rng(3)
+    shape = (5, 3, 4) if len(index_shape) == 3 else (5, 3)
+    x = core.asarray(rng.standard_normal(shape).astype(np.float32))
+    n = shape[axis]
+    idx = core.asarray(rng.integers(-n, n, index_shape))  # negative indices count from the end, as numpy's
+    u = core.asarray(rng.standard_normal(index_shape).astype(np.float32))
+
+    def f(x, idx, u):
+        return core.gather(x, axis, idx), core.scatter_add(x, axis, idx, u)
+    j = core.jit(f)
+    want_sum = np.array(np.asarray(x))
+    grid = list(np.indices(index_shape, sparse=True))
+    grid[axis] = np.asarray(idx)
+    np.add.at(want_sum, tuple(grid), np.asarray(u))
+    for _ in range(2):
+        g, s = j(x, idx, u)
+        assert np.asarray(g).tobytes() == np.asarray(x)[tuple(grid)].tobytes()
+        assert np.asarray(s).tobytes() == want_sum.tobytes()
+    assert sum(getattr(low, "binds_params", False) for low in j.lower(x, idx, u)._lowerings) == 2
+    bad = core.asarray(np.full(index_shape, n))
+    with pytest.raises(IndexError, match="out of bounds"):
+        j(x, bad, u)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_zero_dimensional_arithmetic_runs_on_scalars_with_the_ufuncs_bits(dtype):
     def f(a, b):

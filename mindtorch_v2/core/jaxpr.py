@@ -22,7 +22,7 @@ from .array import Array, aval as _aval, constant as _constant
 from .autodiff import add_any_p
 from .devices import meta as _meta
 from .ops.elementwise import (add_p, cast_p, div_p, logical_and_p, logical_or_p, maximum_p, minimum_p, mul_p, neg_p,
-                              pow_p, sub_p, where_p)
+                              pow_p, reciprocal_p, sub_p, where_p)
 from .ops.linalg import matmul_p
 from .ops.shape import broadcast_to_p, reshape_p, transpose_p
 
@@ -234,22 +234,28 @@ def _filled(value, v):
     return Literal(_constant(buf, v.shape, v.dtype, v.device))
 
 
-_BROADCASTING = frozenset([add_p, sub_p, mul_p, div_p, maximum_p, minimum_p])  # binaries with NumPy broadcasting
+_BROADCASTING = frozenset([add_p, sub_p, mul_p, div_p, maximum_p, minimum_p, where_p])  # NumPy broadcasting
 
 
 def _strength_reduced(e, ins, producer):
-    """x ** 2 as x * x (numpy's power has no fast path for an array exponent; the product is exact); an
+    """x ** 2 as x * x (numpy's power has no fast path for an array exponent; the product is exact);
+    reciprocal(x) as 1 / x (its lowering's own division, now a ufunc: on scalars in scalar mode, fusable); an
     operand broadcast_to the result's shape, when another operand has that shape already, as the broadcast's
-    input (the ufunc broadcasts it in its loop: one Python call fewer, no strided view)."""
+    input (the ufunc or np.where broadcasts it in its loop: one Python call fewer, no strided view)."""
     if e.prim is pow_p:
         x, y = ins
         if type(y) is Literal and y.fill() == 2 and type(y.fill()) is not bool and _same_aval(x, e.outvars[0]):
             return Eqn(mul_p, [x, x], {}, e.outvars)
+    elif e.prim is reciprocal_p:
+        out = e.outvars[0]
+        one = Literal(_constant(np.ones((), out.dtype.np), (), out.dtype, out.device))
+        return Eqn(div_p, [one, ins[0]], {}, e.outvars)
     elif e.prim in _BROADCASTING:
         shape = e.outvars[0].shape
         for i, a in enumerate(ins):
             made = producer.get(id(a)) if type(a) is Var else None
-            if made is not None and made.prim is broadcast_to_p and ins[1 - i].shape == shape:
+            if made is not None and made.prim is broadcast_to_p and any(
+                    b.shape == shape for j, b in enumerate(ins) if j != i):
                 ins = list(ins)
                 ins[i] = made.invars[0]
                 return Eqn(e.prim, ins, e.params, e.outvars)

@@ -265,7 +265,32 @@ def _along_axis_batch(prim):
 gather_p.batch = _along_axis_batch(gather_p)
 
 
+def _grid_of(e):
+    """jit: (the grid's axes before `axis`, after it, the axis' size) for these avals, built once (np.indices
+    costs ~5 us a call); None for 0-d operands."""
+    x, idx = e.invars[:2]
+    axis = e.params["axis"]
+    if not x.shape:
+        return None
+    grids = tuple(np.indices(idx.shape, sparse=True))
+    return grids[:axis], grids[axis + 1:], x.shape[axis]
+
+
+def _gather_on_grid(e):
+    grid = _grid_of(e)
+    if grid is None:
+        return None
+    before, after, size = grid
+    axis = e.params["axis"]
+
+    def gather(x, idx):
+        _check_bounds("gather", idx, size, axis)
+        return x[(*before, idx, *after)]
+    return gather
+
+
 @gather_p.def_impl("cpu")
+@_family.specialized(_gather_on_grid)
 def _gather_cpu(x, idx, *, axis):
     if x.ndim == 0:
         return _gather_cpu(*_as_1d(x, idx), axis=0).reshape(())
@@ -292,14 +317,38 @@ scatter_add_p = Primitive(
 scatter_add_p.batch = _along_axis_batch(scatter_add_p)
 
 
+def _add_into(out, where, updates, unique):
+    """out[where] += updates, each position as often as it is named (np.add.at's sums); where each index
+    addresses its own position (one index per line along the axis, as cross_entropy's target), a gather, an
+    add and a store give those sums without add.at's per-element loop (~10 us less at 128 rows)."""
+    if unique:
+        out[where] += updates
+    else:
+        np.add.at(out, where, updates)
+    return out
+
+
+def _scatter_add_on_grid(e):
+    grid = _grid_of(e)
+    if grid is None:
+        return None
+    before, after, size = grid
+    axis = e.params["axis"]
+    unique = e.invars[1].shape[axis] == 1
+
+    def scatter_add(x, idx, updates):
+        _check_bounds("scatter_add", idx, size, axis)
+        return _add_into(np.array(x, copy=True), (*before, idx, *after), updates, unique)
+    return scatter_add
+
+
 @scatter_add_p.def_impl("cpu")
+@_family.specialized(_scatter_add_on_grid)
 def _scatter_add_cpu(x, idx, updates, *, axis):
     if x.ndim == 0:
         return _scatter_add_cpu(*_as_1d(x, idx, updates), axis=0).reshape(())
     _check_bounds("scatter_add", idx, x.shape[axis], axis)
-    out = np.array(x, copy=True)
-    np.add.at(out, _grid(idx, axis), updates)
-    return out
+    return _add_into(np.array(x, copy=True), _grid(idx, axis), updates, idx.shape[axis] == 1)
 
 
 # scatter replaces; with duplicate indices the last write wins (as NumPy's assignment)
