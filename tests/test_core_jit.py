@@ -547,6 +547,30 @@ def test_a_fused_run_writes_over_a_donated_input_through_its_in_place_kernel(mon
         assert np.asarray(r).tobytes() == want.tobytes()
 
 
+def test_fused_kernels_read_any_rank_and_take_non_contiguous_arrays_as_copies(monkeypatch):
+    pytest.importorskip("numba")
+    from mindtorch_v2.core import fusion
+    times = iter([1.0, 0.5, 1.0, 0.5])  # each program: op by op, then the kernel: the kernel wins
+    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
+    rng = np.random.default_rng(0)
+    g, y, w = (core.asarray(rng.standard_normal((40, 30)).astype(np.float32)) for _ in range(3))
+    f = core.jit(_update_chain)
+    step = core.jit(lambda w, g: w - 0.01 * g, donate_argnums=0)
+    assert np.asarray(f(g, y, w)).tobytes() == np.asarray(_update_chain(g, y, w)).tobytes()  # the probe: 2-D
+    step(core.asarray(np.asarray(w).copy()), g)
+    assert f.lower(g, y, w).fused == 1 and step.lower(w, g).fused == 1
+    # the same avals, strided: the kernels' typing refuses them; they run on C-ordered copies from then on
+    gt = core.matrix_transpose(core.asarray(np.ascontiguousarray(np.asarray(g).T)))  # a transposed (F-ordered) view
+    assert not np.asarray(gt).flags.c_contiguous and np.array_equal(np.asarray(gt), np.asarray(g))
+    for _ in range(2):
+        assert np.asarray(f(gt, y, w)).tobytes() == np.asarray(_update_chain(g, y, w)).tobytes()
+        assert np.asarray(f(g, y, w)).tobytes() == np.asarray(_update_chain(g, y, w)).tobytes()
+    wt = core.matrix_transpose(core.asarray(np.ascontiguousarray(np.asarray(w).T)))
+    want = np.asarray(w) - np.float32(0.01) * np.asarray(g)
+    assert np.asarray(step(wt, g)).tobytes() == want.tobytes()
+    assert np.asarray(step(core.asarray(np.asarray(w).copy()), g)).tobytes() == want.tobytes()
+
+
 def test_programs_are_silent_about_floating_point_edge_cases():
     f = core.jit(lambda x: core.log(x) + 1.0 / x)
     with warnings.catch_warnings():

@@ -25,3 +25,9 @@ def njit(fn, cache=True, **options):
         except RuntimeError:
             pass
     return numba.njit(error_model="numpy", cache=False, **options)(fn)
+
+
+def reshape_errors():
+    """What a compiled function that reshapes its arrays raises, before it writes anything, for a
+    non-contiguous one: numba's typing error, or the reshape's own at run time."""
+    return importlib.import_module("numba.core.errors").TypingError, NotImplementedError

@@ -95,24 +95,44 @@ def fuse(eqns, lowerings, read, used_after):
         return None  # empty rows (and nothing to gain)
 
     over = {}  # input position -> the kernel that writes its result over that input
+    copy_in = [False]  # set once a non-contiguous input has come: then inputs are made C-contiguous first
+
+    def call(k, ins, outs):
+        if copy_in[0]:
+            ins = [np.ascontiguousarray(b) for b in ins]
+            outs = [o if o.flags.c_contiguous else np.empty(shape, dtype) for o in outs]
+        try:
+            k(*ins, *outs, *extra)
+        except _numba.reshape_errors():  # (a non-contiguous array, refused before anything was written)
+            if copy_in[0]:
+                raise
+            copy_in[0] = True
+            return call(k, ins, outs)
+        return outs
 
     def run(*ins, out=None):
+        # the kernels take the arrays as they are (C-ordered, any rank) and read them flat (a reshape in
+        # Python costs ~0.3 us an array, numba's ~nothing: a GPT step runs ~70 fused runs of 3-4 arrays each).
         # out: a dead buffer the jit plan hands over for the (single) result. When it is one of the inputs (one
         # that dies here: the plan's in-place write, as `w - lr * g` into a donated w), a kernel that reads and
         # writes that one parameter runs: a separate out parameter aliasing an input makes LLVM take its
         # scalar fallback loop (~3x slower), one parameter does not (0.4M floats: 39 us, NumPy in place 74 us)
-        flat = [b.reshape(-1) if b.shape else b.reshape(1) for b in ins]
         if out is not None:
             for i, b in enumerate(ins):
                 if b is out:
-                    k = over.get(i)
-                    if k is None:
-                        k = over[i] = _kernel(eqns, lowerings, inputs, outputs, kinds, into=i)
-                    k(*flat, *extra)
-                    return [out]
+                    if not copy_in[0]:
+                        k = over.get(i)
+                        if k is None:
+                            k = over[i] = _kernel(eqns, lowerings, inputs, outputs, kinds, into=i)
+                        try:
+                            k(*ins, *extra)
+                            return [out]
+                        except _numba.reshape_errors():  # (a non-contiguous array: fresh results from now on)
+                            copy_in[0] = True
+                    out = None
+                    break
         outs = [np.empty(shape, dtype) if out is None or i else out for i in range(n_out)]
-        kernel(*flat, *[o.reshape(-1) for o in outs], *extra)
-        return outs
+        return call(kernel, ins, outs)
     run.fresh_result = True
     run.accepts_out = n_out == 1
     run.writes_inputs = n_out == 1  # the plan may hand it one of its own (full-shape, dying) inputs
@@ -148,13 +168,12 @@ def _kernel(eqns, lowerings, inputs, outputs, kinds, into=None):
     """The numba loop of a run; `into`: the input position its (single) result is written over."""
     names = {}
     params = []
-    pre = []
+    pre = []  # each array read flat (C-ordered: a view), a 0-d or one-element operand read once
     read = {"full": "x{0}[j]", "column": "x{0}[c]", "row": "x{0}[r]"}
     for i, (a, kind) in enumerate(zip(inputs, kinds)):
         names[id(a)] = f"s{i}" if kind == "scalar" else read[kind].format(i)
-        params.append(f"x{i}")
-        if kind == "scalar":
-            pre.append(f"    s{i} = x{i}[0]")
+        params.append(f"X{i}")
+        pre.append(f"    s{i} = X{i}.reshape(-1)[0]" if kind == "scalar" else f"    x{i} = X{i}.reshape(-1)")
     body = []
     for k, (e, f) in enumerate(zip(eqns, lowerings)):
         args = [names[id(a)] for a in e.invars]
@@ -163,7 +182,10 @@ def _kernel(eqns, lowerings, inputs, outputs, kinds, into=None):
         names[id(e.outvars[0])] = f"t{k}"
     outs = [f"o{i}" for i in range(len(outputs))] if into is None else [f"x{into}"]
     body += [f"{o}[j] = {names[id(v)]}" for o, v in zip(outs, outputs)]
-    sig = params + (outs if into is None else [])
+    sig = params
+    if into is None:
+        sig = params + [o.upper() for o in outs]
+        pre += [f"    {o} = {o.upper()}.reshape(-1)" for o in outs]
     if any(k in ("column", "row") for k in kinds):  # rows of n: j = r * n + c
         loop = [f"def kernel({', '.join(sig)}, n):", *pre,
                 f"    for r in range({outs[0]}.shape[0] // n):",
