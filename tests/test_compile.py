@@ -514,6 +514,95 @@ def test_parameters_are_inputs_so_replacing_one_needs_no_constant_baked_in():
     assert torch.equal(cm(x), m(x))
 
 
+def test_what_the_function_reaches_is_remembered_and_every_change_to_it_is_seen():
+    # the walk of closures, globals, modules and optimizers is kept between calls (_World) and checked by
+    # identity: each change below must reach the program as the eager call sees it
+    torch.manual_seed(0)
+    m = nn.Linear(3, 2)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    model = m
+
+    def step(x):
+        opt.zero_grad()
+        out = model(x)
+        if getattr(model, "shift", None) is not None:
+            out = out + model.shift
+        out.sum().backward()
+        opt.step()
+        return out
+
+    cstep = torch.compile(step)
+    x = torch.randn(4, 3)
+    ref = copy.deepcopy((m, opt))
+    em, eopt = ref
+
+    def eager_step(x):
+        eopt.zero_grad()
+        out = em(x)
+        if getattr(em, "shift", None) is not None:
+            out = out + em.shift
+        out.sum().backward()
+        eopt.step()
+        return out
+
+    def both(check_traced=None):
+        before = counters["traces"]
+        got, want = cstep(x), eager_step(x)
+        assert torch.equal(got, want) and torch.equal(m.weight, em.weight) and torch.equal(m.bias, em.bias)
+        if check_traced is not None:
+            assert (counters["traces"] > before) == check_traced
+
+    for _ in range(4):
+        both()
+    both(check_traced=False)
+    m.shift = torch.ones(2)  # a tensor attribute appears on a module
+    em.shift = torch.ones(2)
+    both(check_traced=True)
+    both(check_traced=False)
+    m.shift.fill_(3.0)  # (its value is an input, read in place)
+    em.shift.fill_(3.0)
+    both(check_traced=False)
+    m.shift = torch.full((2,), -1.0)  # replaced by another tensor: an input again, nothing baked in
+    em.shift = torch.full((2,), -1.0)
+    both()
+    m._parameters["bias"] = nn.Parameter(torch.zeros(2))  # a parameter swapped in the module's own dict
+    em._parameters["bias"] = nn.Parameter(torch.zeros(2))
+    opt.param_groups[0]["params"][1] = m.bias  # (and in the optimizer, in place)
+    eopt.param_groups[0]["params"][1] = em.bias
+    both()
+    both()
+    opt.state[m.weight]["momentum_buffer"] = torch.zeros(2, 3)  # optimizer state replaced in its dict
+    eopt.state[em.weight]["momentum_buffer"] = torch.zeros(2, 3)
+    both()
+    torch.manual_seed(1)
+    other = nn.Linear(3, 2)
+    model = other  # the closure cell now holds another module
+    em.load_state_dict(other.state_dict())
+    del em.shift
+    eopt = torch.optim.SGD(em.parameters(), lr=0.1, momentum=0.9)
+    opt = torch.optim.SGD(other.parameters(), lr=0.1, momentum=0.9)
+    m = other
+    for _ in range(3):
+        both()
+
+
+def test_a_function_whose_reach_changes_every_call_is_walked_every_call():
+    log = []
+    w = torch.ones(3)
+
+    def f(x):
+        log.append(x.shape)  # (at trace time)
+        return x * w
+
+    cf = torch.compile(f)
+    for k in range(8):
+        log.append(k)  # a list the function reaches changes before every call: the remembered walk never holds
+        assert torch.equal(cf(torch.full((3,), float(k))), torch.full((3,), float(k)))
+    assert cf._world is False and counters["traces"] == 1
+    w.fill_(2.0)
+    assert torch.equal(cf(torch.ones(3)), torch.full((3,), 2.0))
+
+
 def test_too_many_recompiles_warn_and_run_eagerly():
     cf = torch.compile(lambda x: x + 1)
     limit = torch._dynamo.config.recompile_limit
