@@ -571,6 +571,28 @@ def test_fused_kernels_read_any_rank_and_take_non_contiguous_arrays_as_copies(mo
     assert np.asarray(step(core.asarray(np.asarray(w).copy()), g)).tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_fuses_with_numpys_bits_for_nan_payloads_signed_zeros_and_infinities(monkeypatch, dtype):
+    pytest.importorskip("numba")
+    from mindtorch_v2.core import fusion
+    monkeypatch.setattr(fusion, "timed", lambda fn, t=iter([1.0, 0.5]): next(t))  # the kernel wins
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 8)).astype(dtype)
+    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 5e-324, -5e-324], dtype)
+    bits = specials.view(np.uint32 if dtype == np.float32 else np.uint64)
+    payload = (bits[:1] | 0x2A).view(dtype)  # a nan with a payload of its own
+    x.reshape(-1)[:11] = np.concatenate([specials, payload])
+    b = np.zeros(8, dtype)
+    b[[1, 5]] = -0.0  # (-0.0 + -0.0 is -0.0: relu gives +0.0)
+    f = core.jit(lambda x, b: core.relu(x + b) * 2.0)
+    got = f(core.asarray(x), core.asarray(b))
+    assert f.lower(core.asarray(x), core.asarray(b)).fused == 1
+    with np.errstate(all="ignore"):
+        want = np.maximum(x + b, 0) * dtype(2.0)
+    assert np.asarray(got).tobytes() == want.tobytes()
+    assert np.asarray(f(core.asarray(x), core.asarray(b))).tobytes() == want.tobytes()
+
+
 def test_programs_are_silent_about_floating_point_edge_cases():
     f = core.jit(lambda x: core.log(x) + 1.0 / x)
     with warnings.catch_warnings():

@@ -30,6 +30,8 @@ MIN_SECONDS = 8e-6  # op-by-op time under which a kernel cannot win by much (an 
 _BINARY = {np.add: "({} + {})", np.subtract: "({} - {})", np.multiply: "({} * {})", np.true_divide: "({} / {})"}
 _UNARY = {np.negative: "(-{})", np.sqrt: "np.sqrt({})", np.square: "({0} * {0})"}
 _KERNELS = {}  # source -> compiled kernel
+# a lowering that is no ufunc may declare its loop expression as `fused` ({0} its operand, {zero} a zero of
+# the run's dtype): it must give the lowering's bits for every input, nan and signed zeros included
 
 
 @functools.cache
@@ -41,13 +43,20 @@ def available():
 def fusable(e, lowering, fix):
     """Whether an equation can be one step of a fused loop: a supported ufunc (jit has already unwrapped the
     warning-silencing lowerings to theirs), no params, one float result, inputs of that dtype."""
-    if not isinstance(lowering, np.ufunc) or fix or e.params or e.prim.multiple_results or \
-            (lowering not in _BINARY and lowering not in _UNARY):
+    if fix or e.params or e.prim.multiple_results or _expression(lowering) is None:
         return False
     out = e.outvars[0]
     if out.dtype.np not in (np.float32, np.float64):
         return False
     return all(a.dtype is out.dtype and _operand_kind(a.shape, out.shape) is not None for a in e.invars)
+
+
+def _expression(lowering):
+    """The loop expression of a lowering ({} for its operands): a ufunc's from the tables, or the `fused`
+    expression a lowering declares (relu's); None when a loop cannot compute it."""
+    if isinstance(lowering, np.ufunc):
+        return _BINARY.get(lowering) or _UNARY.get(lowering)
+    return getattr(lowering, "fused", None)
 
 
 def _operand_kind(shape, out_shape):
@@ -177,7 +186,7 @@ def _kernel(eqns, lowerings, inputs, outputs, kinds, into=None):
     body = []
     for k, (e, f) in enumerate(zip(eqns, lowerings)):
         args = [names[id(a)] for a in e.invars]
-        expr = _BINARY[f].format(*args) if f in _BINARY else _UNARY[f].format(*args)
+        expr = _expression(f).format(*args, zero="ZERO")
         body.append(f"t{k} = {expr}")
         names[id(e.outvars[0])] = f"t{k}"
     outs = [f"o{i}" for i in range(len(outputs))] if into is None else [f"x{into}"]
@@ -195,6 +204,7 @@ def _kernel(eqns, lowerings, inputs, outputs, kinds, into=None):
     else:
         loop = [f"def kernel({', '.join(sig)}):", *pre,
                 f"    for j in range({outs[0]}.shape[0]):", *["        " + b for b in body]]
+    loop.insert(1, f"    ZERO = np.{outputs[0].dtype.np.name}(0)")  # (a zero of the run's dtype: no widening)
     source = "\n".join(loop)
     kernel = _KERNELS.get(source)
     if kernel is None:

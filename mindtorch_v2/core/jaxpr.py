@@ -25,6 +25,7 @@ from .ops.elementwise import (add_p, cast_p, div_p, logical_and_p, logical_or_p,
                               pow_p, reciprocal_p, sub_p, where_p)
 from .ops.linalg import matmul_p
 from .ops.shape import broadcast_to_p, reshape_p, transpose_p
+from .ops.strided import as_strided_p
 
 __all__ = ["Var", "Literal", "Eqn", "Jaxpr", "eval_jaxpr", "optimize", "partition"]
 
@@ -237,8 +238,31 @@ def _filled(value, v):
 _BROADCASTING = frozenset([add_p, sub_p, mul_p, div_p, maximum_p, minimum_p, where_p])  # NumPy broadcasting
 
 
+def _transposition(base, *, shape, strides, offset):
+    """The axes permutation when an as_strided view of `base` (its row-major elements) is a transpose of it (how
+    eager code reads `w.t()`: a transpose is a view, cheaper and plainer than a strided one), else None."""
+    if offset or len(shape) != len(base) or 0 in base:
+        return None
+    c_strides = [1] * len(base)
+    for i in range(len(base) - 2, -1, -1):
+        c_strides[i] = c_strides[i + 1] * base[i + 1]
+    perm, free = [], [j for j, n in enumerate(base) if n == 1]
+    for n, st in zip(shape, strides):
+        if n == 1:  # (any stride: a unit axis of the base takes it)
+            if not free:
+                return None
+            perm.append(free.pop(0))
+            continue
+        j = next((j for j, (m, c) in enumerate(zip(base, c_strides)) if m == n and c == st and m != 1), None)
+        if j is None or j in perm:
+            return None
+        perm.append(j)
+    return tuple(perm)
+
+
 def _strength_reduced(e, ins, producer):
-    """x ** 2 as x * x (numpy's power has no fast path for an array exponent; the product is exact);
+    """x ** 2 as x * x (numpy's power has no fast path for an array exponent; the product is exact); an
+    as_strided view that is a transpose as the transpose;
     reciprocal(x) as 1 / x (its lowering's own division, now a ufunc: on scalars in scalar mode, fusable); an
     operand broadcast_to the result's shape, when another operand has that shape already, as the broadcast's
     input (the ufunc or np.where broadcasts it in its loop: one Python call fewer, no strided view)."""
@@ -246,6 +270,10 @@ def _strength_reduced(e, ins, producer):
         x, y = ins
         if type(y) is Literal and y.fill() == 2 and type(y.fill()) is not bool and _same_aval(x, e.outvars[0]):
             return Eqn(mul_p, [x, x], {}, e.outvars)
+    elif e.prim is as_strided_p:
+        perm = _transposition(ins[0].shape, **e.params)
+        if perm is not None:
+            return Eqn(transpose_p, ins, {"perm": perm}, e.outvars)
     elif e.prim is reciprocal_p:
         out = e.outvars[0]
         one = Literal(_constant(np.ones((), out.dtype.np), (), out.dtype, out.device))

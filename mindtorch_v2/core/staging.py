@@ -422,8 +422,8 @@ def _scalar_expr(e, f):
     out = e.outvars[0]
     if out.shape != () or out.dtype.np not in _SCALAR_CASTS or any(a.shape != () for a in e.invars):
         return None
-    if e.prim is cast_p:
-        return _SCALAR_CASTS[out.dtype.np] if e.invars[0].dtype.np in _SCALAR_CASTS else None
+    if e.prim is cast_p:  # from a float, an integer or a bool: the scalar conversion is astype's C cast
+        return _SCALAR_CASTS[out.dtype.np] if e.invars[0].dtype.np.kind in "fiub" else None
     if isinstance(f, np.ufunc) and f.nout == 1 and not e.params and all(a.dtype is out.dtype for a in e.invars):
         # + - * / as Python operators on the scalars; any other ufunc called on them (the same loop as on
         # 0-d arrays, so the same bits: numpy's SIMD pow, not libm's), its scalar result kept as it is

@@ -586,8 +586,17 @@ relu_p = Primitive(
     vjp=(lambda g, out, x: threshold_backward_p.bind(g, out),),
     jvp=lambda ts, out, x: threshold_backward_p.bind(ts[0], out))
 relu_p.batch = unary_rule(relu_p)
-# one pass (np.where with a comparison takes two, ~5x the time); nan stays nan, -0.0 gives +0.0 as before
-relu_p.def_impl("cpu")(lambda x: np.maximum(x, np.zeros((), x.dtype)))
+@relu_p.def_impl("cpu")
+def _relu_cpu(x, out=None):
+    # one pass (np.where with a comparison takes two, ~5x the time); nan stays nan, -0.0 gives +0.0 as before.
+    # out=: jit's plan hands it a dead buffer (no fresh 256 KB per call for a 128x512 activation)
+    return np.maximum(x, 0, out=out)
+
+
+_relu_cpu.fresh_result = True
+_relu_cpu.accepts_out = True
+# its loop expression for a fused run (core/fusion.py): maximum(x, 0)'s bits, nan (its payload) and -0.0 -> +0.0
+_relu_cpu.fused = "({0} if {0} > {zero} or {0} != {0} else {zero})"
 
 
 def threshold_backward(g, out):
