@@ -57,8 +57,9 @@ def _sum_dtype(d):
 
 
 def _expand_back(g, x, axis, keepdims):
-    """g reshaped so it broadcasts against x (the reduced axes restored as size 1)."""
-    if not keepdims:
+    """g reshaped so it broadcasts against x (the reduced axes restored as size 1; a 0-d g, all axes reduced,
+    broadcasts as it is)."""
+    if not keepdims and g.shape:
         g = reshape(g, _reduced_shape(x.shape, axis, True))
     return g
 
