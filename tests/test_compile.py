@@ -514,6 +514,16 @@ def test_parameters_are_inputs_so_replacing_one_needs_no_constant_baked_in():
     assert torch.equal(cm(x), m(x))
 
 
+def _shifted_step(model, opt, x):
+    opt.zero_grad()
+    out = model(x)
+    if getattr(model, "shift", None) is not None:
+        out = out + model.shift
+    out.sum().backward()
+    opt.step()
+    return out
+
+
 def test_what_the_function_reaches_is_remembered_and_every_change_to_it_is_seen():
     # the walk of closures, globals, modules and optimizers is kept between calls (_World) and checked by
     # identity: each change below must reach the program as the eager call sees it
@@ -523,27 +533,14 @@ def test_what_the_function_reaches_is_remembered_and_every_change_to_it_is_seen(
     model = m
 
     def step(x):
-        opt.zero_grad()
-        out = model(x)
-        if getattr(model, "shift", None) is not None:
-            out = out + model.shift
-        out.sum().backward()
-        opt.step()
-        return out
+        return _shifted_step(model, opt, x)  # (model and opt are closure cells, rebound below)
 
     cstep = torch.compile(step)
     x = torch.randn(4, 3)
-    ref = copy.deepcopy((m, opt))
-    em, eopt = ref
+    em, eopt = copy.deepcopy((m, opt))
 
     def eager_step(x):
-        eopt.zero_grad()
-        out = em(x)
-        if getattr(em, "shift", None) is not None:
-            out = out + em.shift
-        out.sum().backward()
-        eopt.step()
-        return out
+        return _shifted_step(em, eopt, x)
 
     def both(check_traced=None):
         before = counters["traces"]

@@ -265,32 +265,27 @@ def _along_axis_batch(prim):
 gather_p.batch = _along_axis_batch(gather_p)
 
 
-def _grid_of(e):
-    """jit: (the grid's axes before `axis`, after it, the axis' size) for these avals, built once (np.indices
-    costs ~5 us a call); None for 0-d operands."""
-    x, idx = e.invars[:2]
-    axis = e.params["axis"]
-    if not x.shape:
-        return None
-    grids = tuple(np.indices(idx.shape, sparse=True))
-    return grids[:axis], grids[axis + 1:], x.shape[axis]
+def _on_grid(name, body):
+    """jit's specialization of gather / scatter_add for an equation's avals: the index grid built once (np.indices
+    costs ~5 us a call), the bounds checked per call, then body(x, index tuple, unique, *rest), `unique` when
+    each index addresses a position of its own (one index per line along the axis). None for 0-d operands."""
+    def rule(e):
+        x, idx = e.invars[:2]
+        axis = e.params["axis"]
+        if not x.shape:
+            return None
+        grids = tuple(np.indices(idx.shape, sparse=True))
+        before, after, size, unique = grids[:axis], grids[axis + 1:], x.shape[axis], idx.shape[axis] == 1
 
-
-def _gather_on_grid(e):
-    grid = _grid_of(e)
-    if grid is None:
-        return None
-    before, after, size = grid
-    axis = e.params["axis"]
-
-    def gather(x, idx):
-        _check_bounds("gather", idx, size, axis)
-        return x[(*before, idx, *after)]
-    return gather
+        def run(x, idx, *rest):
+            _check_bounds(name, idx, size, axis)
+            return body(x, (*before, idx, *after), unique, *rest)
+        return run
+    return rule
 
 
 @gather_p.def_impl("cpu")
-@_family.specialized(_gather_on_grid)
+@_family.specialized(_on_grid("gather", lambda x, where, unique: x[where]))
 def _gather_cpu(x, idx, *, axis):
     if x.ndim == 0:
         return _gather_cpu(*_as_1d(x, idx), axis=0).reshape(())
@@ -328,22 +323,9 @@ def _add_into(out, where, updates, unique):
     return out
 
 
-def _scatter_add_on_grid(e):
-    grid = _grid_of(e)
-    if grid is None:
-        return None
-    before, after, size = grid
-    axis = e.params["axis"]
-    unique = e.invars[1].shape[axis] == 1
-
-    def scatter_add(x, idx, updates):
-        _check_bounds("scatter_add", idx, size, axis)
-        return _add_into(np.array(x, copy=True), (*before, idx, *after), updates, unique)
-    return scatter_add
-
-
 @scatter_add_p.def_impl("cpu")
-@_family.specialized(_scatter_add_on_grid)
+@_family.specialized(_on_grid("scatter_add", lambda x, where, unique, updates: _add_into(
+    np.array(x, copy=True), where, updates, unique)))
 def _scatter_add_cpu(x, idx, updates, *, axis):
     if x.ndim == 0:
         return _scatter_add_cpu(*_as_1d(x, idx, updates), axis=0).reshape(())
