@@ -359,6 +359,20 @@ def test_zero_dimensional_arithmetic_runs_on_scalars_with_the_ufuncs_bits(dtype)
     assert "[()] * " in j.lower(a, b).source  # (it did run on scalars)
 
 
+@pytest.mark.parametrize("src", [np.int64, np.int32, np.uint64, np.bool_])
+def test_integer_and_bool_scalars_cast_to_float_in_scalar_mode_with_astypes_bits(src):
+    def f(n, m):
+        return core.astype(n, core.float32) * 0.5 + 1.0, core.astype(core.sum(m), core.float64) / 3.0
+    j = core.jit(f)
+    top = 1 if src is np.bool_ else np.iinfo(src).max
+    for v in (0, 1, top, top - 1, 2 ** 24 + 1 if src is not np.bool_ else 0):
+        n = core.asarray(np.array(v).astype(src))
+        m = core.asarray(np.array([v, v]).astype(src))
+        for got, want in zip(j(n, m), f(n, m)):
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), v
+    assert "TO_F32(" in j.lower(n, m).source and "TO_F64(" in j.lower(n, m).source
+
+
 def test_a_view_of_an_intermediate_keeps_its_buffer_alive():
     def f(x):
         y = core.exp(x)
