@@ -520,6 +520,23 @@ def test_a_lowering_variant_runs_where_it_measures_faster_with_the_same_bits(mon
     assert fusion.same_bits(np.asarray(f(x, w)), want)
 
 
+def test_where_with_a_zero_dimensional_value_may_run_as_a_copy_and_a_masked_fill(monkeypatch):
+    from mindtorch_v2.core import fusion
+    from mindtorch_v2.core.ops import elementwise
+    monkeypatch.setattr(fusion, "timed", lambda fn, t=iter([1.0, 0.5] * 8): next(t))  # the variant wins
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    x.reshape(-1)[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    c = rng.standard_normal((4, 5)) > 0
+    for f in (lambda c, x: core.where(c, float("-inf"), x), lambda c, x: core.where(c, x, -0.0)):
+        j = core.jit(f)
+        want = f(core.asarray(c), core.asarray(x))
+        for _ in range(2):
+            got = j(core.asarray(c), core.asarray(x))
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+        assert elementwise._where_fill in j.lower(core.asarray(c), core.asarray(x))._lowerings
+
+
 def test_a_variant_is_not_used_where_it_is_slower_or_its_bits_differ(monkeypatch):
     from mindtorch_v2.core import fusion
     from mindtorch_v2.core.ops import decompositions
