@@ -293,6 +293,19 @@ def test_broadcast_to_folds_into_a_broadcasting_binary():
     np.testing.assert_array_equal(np.asarray(g(arr(4, 1), arr(1, 5))), np.asarray(arr(4, 1)) * np.asarray(arr(1, 5)))
 
 
+@pytest.mark.parametrize("shape, strides, becomes", [
+    ((5, 4), (1, 5), "transpose"), ((4, 1, 5), (5, 7, 1), "reshape"), ((20,), (1,), "reshape"),
+    ((2, 10), (10, 1), "reshape"), ((4, 4), (5, 1), "as_strided"), ((5, 4), (1, 4), "as_strided")])
+def test_an_as_strided_view_that_is_a_reshape_or_a_transpose_becomes_one(shape, strides, becomes):
+    f = core.jit(lambda x: core.as_strided(x, shape, strides) * 2.0)
+    x = arr(4, 5, seed=3)
+    text = str(f.lower(x).jaxpr)
+    assert becomes in text and all(other not in text for other in {"transpose", "reshape", "as_strided"} - {becomes})
+    want = np.lib.stride_tricks.as_strided(np.asarray(x), shape, [s * 4 for s in strides]) * np.float32(2.0)
+    for _ in range(2):
+        assert np.asarray(f(x)).tobytes() == np.ascontiguousarray(want).tobytes()
+
+
 def test_broadcast_to_folds_into_where_and_reciprocal_becomes_a_division():
     def f(c, s, x):
         return core.where(c, core.broadcast_to(s, x.shape), x), core.reciprocal(x), core.reciprocal(core.sum(x))

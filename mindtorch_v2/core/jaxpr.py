@@ -14,6 +14,7 @@ subexpressions merged, dead code removed, transposed matrix products turned arou
 """
 import collections
 import itertools
+import math
 
 import numpy as np
 
@@ -238,6 +239,19 @@ def _filled(value, v):
 _BROADCASTING = frozenset([add_p, sub_p, mul_p, div_p, maximum_p, minimum_p, where_p])  # NumPy broadcasting
 
 
+def _row_major(base, *, shape, strides, offset):
+    """Whether an as_strided view of `base` reads all its elements in row-major order: a reshape (how eager
+    code reads `view` and `unsqueeze`)."""
+    if offset or math.prod(shape) != math.prod(base):
+        return False
+    step = 1
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n != 1 and st != step:
+            return False
+        step *= n
+    return True
+
+
 def _transposition(base, *, shape, strides, offset):
     """The axes permutation when an as_strided view of `base` (its row-major elements) is a transpose of it (how
     eager code reads `w.t()`: a transpose is a view, cheaper and plainer than a strided one), else None."""
@@ -262,7 +276,7 @@ def _transposition(base, *, shape, strides, offset):
 
 def _strength_reduced(e, ins, producer):
     """x ** 2 as x * x (numpy's power has no fast path for an array exponent; the product is exact); an
-    as_strided view that is a transpose as the transpose;
+    as_strided view that is a reshape or a transpose as that;
     reciprocal(x) as 1 / x (its lowering's own division, now a ufunc: on scalars in scalar mode, fusable); an
     operand broadcast_to the result's shape, when another operand has that shape already, as the broadcast's
     input (the ufunc or np.where broadcasts it in its loop: one Python call fewer, no strided view)."""
@@ -271,6 +285,8 @@ def _strength_reduced(e, ins, producer):
         if type(y) is Literal and y.fill() == 2 and type(y.fill()) is not bool and _same_aval(x, e.outvars[0]):
             return Eqn(mul_p, [x, x], {}, e.outvars)
     elif e.prim is as_strided_p:
+        if _row_major(ins[0].shape, **e.params):
+            return Eqn(reshape_p, ins, {"shape": e.params["shape"]}, e.outvars)
         perm = _transposition(ins[0].shape, **e.params)
         if perm is not None:
             return Eqn(transpose_p, ins, {"perm": perm}, e.outvars)
@@ -391,10 +407,7 @@ def _transposed_matmuls(jaxpr):
 
 
 def _size(v):
-    n = 1
-    for s in v.shape:
-        n *= s
-    return n
+    return math.prod(v.shape)
 
 
 def partition(joint, n_in, n_fwd_out):
