@@ -11,7 +11,8 @@ gain. `_tanh` is our own branch-free version that LLVM vectorizes (~1.7 ns per f
 |x| < 0.05 its odd Taylor series, else 1 - 2 / (e^2|x| + 1), e^z by Cody-Waite reduction z = k ln 2 + r,
 a Taylor polynomial of e^r and a table of 2^k. In float64 it is within 4e-15 relative of NumPy's tanh; for
 float32 it runs in float64 with shorter polynomials (error < 1e-9, far under half a float32 ulp), so it
-rounds to within 1 ulp of NumPy's float32 tanh (differing in ~12% of elements, as libm's tanh would).
+rounds to within 1 ulp of NumPy's float32 tanh (differing in ~12% of elements, as libm's tanh would). The
+loops know their dtype when compiled (`low` is a constant), so each dtype's loop holds only its own branch.
 """
 import math
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from .. import _numba
 
+_F32 = np.dtype(np.float32)  # (`gx.dtype == _F32` is a constant to numba: each dtype's loop is compiled for it)
 _POW2 = np.array([2.0 ** k for k in range(64)])
 
 
@@ -47,7 +49,7 @@ def _tanh(x, low):
 def _lstm_forward_loop(gx, h0, c0, w_hh, scale, shift, w_r, proj):
     steps, batch, g4 = gx.shape
     hidden = g4 // 4
-    low = gx.itemsize == 4
+    low = gx.dtype == _F32
     out = np.empty((steps, batch, h0.shape[1]), gx.dtype)
     c = c0.copy()
     gates = np.empty((batch, g4), gx.dtype)
@@ -173,7 +175,7 @@ def _gru_forward_loop(gxs, h0, w_t, b, has_b, half):
     steps, batch, g3 = gxs.shape
     hidden = g3 // 3
     two = 2 * hidden
-    low = gxs.itemsize == 4
+    low = gxs.dtype == _F32
     out = np.empty((steps, batch, hidden), gxs.dtype)
     gh = np.empty((batch, g3), gxs.dtype)
     rz = np.empty(two, gxs.dtype)
@@ -216,7 +218,7 @@ def _gru_backward_loop(k, kgh, z, g_out, g_hn, w_hh):
 
 def _rnn_forward_loop(gx, h0, w_t, relu):
     steps, batch, hidden = gx.shape
-    low = gx.itemsize == 4
+    low = gx.dtype == _F32
     zero = gx.dtype.type(0)
     out = np.empty(gx.shape, gx.dtype)
     h = h0
