@@ -75,6 +75,36 @@ def test_numba_tanh_keeps_signed_zeros_infinities_and_nan():
         assert np.array_equal(np.signbit(got), np.signbit(np.tanh(x)))
 
 
+def _tanh_loop():
+    """_tanh over an array (float64 results) in a compiled loop, as the kernels inline it."""
+    _rnn_kernels.kernels()
+    tanh = _rnn_kernels._tanh
+
+    @numba.njit(error_model="numpy")
+    def run(x, low):
+        out = np.empty(x.shape[0])
+        for i in range(x.shape[0]):
+            out[i] = tanh(x[i], low)
+        return out
+    return run
+
+
+def test_numba_tanh_float64_within_1e_15_of_numpy():
+    r = np.random.default_rng(4)
+    x = np.concatenate([r.uniform(-25, 25, 10 ** 6), np.exp(r.uniform(-740, 3.3, 10 ** 6)) * r.choice([-1, 1], 10 ** 6),
+                        r.integers(0, 1 << 64, 10 ** 5, dtype=np.uint64).view(np.float64)])
+    got = _tanh_loop()(x, False)
+    with np.errstate(invalid="ignore"):
+        want = np.tanh(x)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    got, want = got[~nan], want[~nan]
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    nonzero = want != 0
+    assert np.array_equal(got[~nonzero], want[~nonzero])
+    assert np.max(np.abs(got[nonzero] - want[nonzero]) / np.abs(want[nonzero])) < 1e-15
+
+
 def test_without_numba_the_numpy_loops_run(monkeypatch):
     def no_kernels():
         raise AssertionError("compiled a numba kernel without numba")
