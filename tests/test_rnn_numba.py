@@ -75,6 +75,60 @@ def test_numba_tanh_keeps_signed_zeros_infinities_and_nan():
         assert np.array_equal(np.signbit(got), np.signbit(np.tanh(x)))
 
 
+def _tanh_loop():
+    """_tanh over an array (float64 results) in a compiled loop, as the kernels inline it."""
+    _rnn_kernels.kernels()
+    tanh = _rnn_kernels._tanh
+
+    @numba.njit(error_model="numpy")
+    def run(x, low):
+        out = np.empty(x.shape[0])
+        for i in range(x.shape[0]):
+            out[i] = tanh(x[i], low)
+        return out
+    return run
+
+
+def test_numba_tanh_rounds_to_within_one_float32_ulp_of_numpy():
+    # every 509th float32 bit pattern (all exponents, both signs, nan and inf among them), the neighbourhood of
+    # the rational's cut at 9.1 and of 9.011 (where tanh starts to round to 1), and the specials
+    bits = np.arange(0, 1 << 32, 509, dtype=np.uint64).astype(np.uint32)
+    near = [np.float32(c).view(np.uint32) + np.arange(-20000, 20000) for c in (9.1, 9.011)]
+    bits = np.concatenate([bits, *near, *(b | np.uint32(1 << 31) for b in near)]).astype(np.uint32)
+    x = np.concatenate([bits.view(np.float32), np.array(
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.2e-38, 3.4e38, -3.4e38, 0.5, 9.01, 9.02], np.float32)])
+    y64 = _tanh_loop()(x, True)
+    got = y64.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        want, exact = np.tanh(x), np.tanh(x.astype(np.float64))
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    got, want, exact, y64, x = got[~nan], want[~nan], exact[~nan], y64[~nan], x[~nan]
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert np.array_equal(got[want == 0], want[want == 0]) and np.array_equal(got[np.isinf(x)], want[np.isinf(x)])
+    ulps = np.abs(np.abs(got).view(np.int32).astype(np.int64) - np.abs(want).view(np.int32))
+    assert ulps.max() <= 1
+    assert np.mean(got != exact.astype(np.float32)) < 1e-3  # (rounds as tanh does: 4e-11 relative error)
+    inside = (np.abs(x) < 9.1) & (exact != 0)
+    assert np.max(np.abs(y64[inside] - exact[inside]) / np.abs(exact[inside])) < 5e-11
+
+
+def test_numba_tanh_float64_within_1e_15_of_numpy():
+    r = np.random.default_rng(4)
+    x = np.concatenate([r.uniform(-25, 25, 10 ** 6), np.exp(r.uniform(-740, 3.3, 10 ** 6)) * r.choice([-1, 1], 10 ** 6),
+                        r.integers(0, 1 << 64, 10 ** 5, dtype=np.uint64).view(np.float64)])
+    got = _tanh_loop()(x, False)
+    with np.errstate(invalid="ignore"):
+        want = np.tanh(x)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    got, want = got[~nan], want[~nan]
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    nonzero = want != 0
+    assert np.array_equal(got[~nonzero], want[~nonzero])
+    assert np.max(np.abs(got[nonzero] - want[nonzero]) / np.abs(want[nonzero])) < 1e-15
+
+
 def test_without_numba_the_numpy_loops_run(monkeypatch):
     def no_kernels():
         raise AssertionError("compiled a numba kernel without numba")
