@@ -45,6 +45,7 @@ import operator
 import sys
 import types
 import warnings
+import weakref
 
 import numpy as np
 
@@ -68,7 +69,7 @@ _log = logging.getLogger("mindtorch_v2.compile")
 
 _tracing = [0]  # depth of compile traces in progress (is_compiling)
 _warned = set()  # (function name, cause) pairs already warned about
-_all_compiled = []  # weak references would do; the list is only walked by reset()
+_all_compiled = weakref.WeakSet()  # for reset(); a compiled function nobody holds goes, with its programs
 
 counters = collections.Counter()  # "traces", "compiled_calls", "eager_calls", "graph_breaks" (torch._dynamo.utils.counters' role)
 
@@ -738,7 +739,7 @@ class CompiledFunction:
         self._n_traces = 0
         self._limit_warned = False
         functools.update_wrapper(self, fn, updated=())  # its name, doc and __wrapped__
-        _all_compiled.append(self)
+        _all_compiled.add(self)
 
     def __repr__(self):
         return f"<compiled {getattr(self._fn, '__qualname__', self._fn)!r}>"

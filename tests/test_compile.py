@@ -600,6 +600,19 @@ def test_a_function_whose_reach_changes_every_call_is_walked_every_call():
     assert torch.equal(cf(torch.ones(3)), torch.full((3,), 2.0))
 
 
+def test_a_compiled_function_nobody_holds_is_freed_with_its_model_and_programs():
+    import gc
+    import weakref
+    m = nn.Linear(3, 2)
+    cm = torch.compile(m)
+    cm(torch.randn(4, 3))
+    cm(torch.randn(4, 3))
+    alive = weakref.ref(m), weakref.ref(cm)
+    del m, cm
+    gc.collect()
+    assert all(r() is None for r in alive)
+
+
 def test_too_many_recompiles_warn_and_run_eagerly():
     cf = torch.compile(lambda x: x + 1)
     limit = torch._dynamo.config.recompile_limit
