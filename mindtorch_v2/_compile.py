@@ -8,7 +8,7 @@ How one call runs (`CompiledFunction.__call__`):
      tensors, modules (parameters, buffers, tensor attributes), optimizers (params, `opt.state[p]` tensors)
      and each leaf's `.grad`. Each tensor's storage is an input of the program, by position in this order.
      What the function reaches by itself is remembered (_World) with what each container held, and later
-     calls check those containers by identity instead of walking again;
+     calls check those containers by identity instead of walking again (steps 1 and 2: _compile_guards.py);
   2. the guard key: per tensor its geometry, dtype, device, requires_grad and leafness, the storage it
      shares; the arguments' Python values, the optimizers' param_groups numbers, the modules' training
      flags and grad mode. A known key runs its entry; a new one traces;
@@ -39,11 +39,8 @@ import builtins
 import collections
 import copy
 import functools
-import itertools
 import logging
-import operator
 import sys
-import types
 import warnings
 import weakref
 
@@ -59,9 +56,9 @@ from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.function import Function
 from .eager.random_ops import default_generator
-from .eager.storage import BitcastStorage, DataStorage, Storage
 from .eager.tensor import Tensor
 from .utils import _pytree
+from ._compile_guards import (Wrapper, _Found, _World, _guard_key, _plain, _storage, _what_changed)
 
 __all__ = ["CompiledFunction", "GraphBreak", "is_compiling", "reset", "compile_callable", "counters"]
 
@@ -96,298 +93,6 @@ def reset():
         fn._n_traces = 0
     _warned.clear()
     counters.clear()
-
-
-# ---------------------------------------------------------------------------
-# discovery: the tensors, modules and optimizers a call reads
-
-
-def _is_module(obj):
-    d = getattr(obj, "__dict__", None)
-    return d is not None and "_parameters" in d and "_modules" in d and "_buffers" in d
-
-
-def _is_optimizer(obj):
-    d = getattr(obj, "__dict__", None)
-    return d is not None and "param_groups" in d and "state" in d and isinstance(d["param_groups"], list)
-
-
-_SCALARS = (bool, int, float, complex, str, bytes, type(None))
-
-
-class _Found:
-    """What one call reads: tensors in discovery order (unique), modules and optimizers (for their flags and
-    state), each leaf's .grad after the leaf. With a `log` (a _World being recorded), each container the walk
-    reads is logged with what it read there, and grads are not followed (they change every step)."""
-
-    __slots__ = ("tensors", "ids", "modules", "optimizers", "seen", "log")
-
-    def __init__(self, log=None):
-        self.tensors = []
-        self.ids = set()
-        self.modules = []
-        self.optimizers = []
-        self.seen = set()
-        self.log = log
-
-    def tensor(self, t):
-        self.add((t,))
-
-    def add(self, ts):
-        """Each new tensor of ts, and after a leaf its .grad (unless recording)."""
-        ids, tensors, follow = self.ids, self.tensors, self.log is None
-        for t in ts:
-            if id(t) in ids:
-                continue
-            ids.add(id(t))
-            tensors.append(t)
-            if follow and t._rg and t._grad_fn is None:
-                g = t._grad
-                if g is not None:
-                    self.add((g,))
-
-    def walk(self, obj, depth=0):
-        if isinstance(obj, Tensor):
-            self.tensor(obj)
-            return
-        if type(obj) in _SCALARS or depth > 6:
-            return
-        key = id(obj)
-        if key in self.seen:
-            return
-        self.seen.add(key)
-        if type(obj) in (list, tuple) or isinstance(obj, (list, tuple)):
-            if self.log is not None and not isinstance(obj, tuple):  # (a tuple's items are fixed)
-                self.log.append((tuple, obj, tuple(obj)))
-            for v in obj:
-                self.walk(v, depth + 1)
-        elif isinstance(obj, dict):
-            if self.log is not None:
-                self.log.append((_dict_items, obj, _dict_items(obj)))
-            for v in obj.values():
-                self.walk(v, depth + 1)
-        elif _is_module(obj):
-            self.module(obj)
-        elif _is_optimizer(obj):
-            self.optimizer(obj)
-        elif isinstance(obj, CompiledFunction):
-            self.function(obj._fn, depth + 1)
-        elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
-            self.function(obj, depth + 1)
-
-    def module(self, m):
-        self.modules.append(m)
-        d = m.__dict__
-        if self.log is not None:
-            self.log.append((_module_items, m, _module_items(m)))
-        for p in d["_parameters"].values():
-            if p is not None:
-                self.tensor(p)
-        for b in d["_buffers"].values():
-            if b is not None:
-                self.tensor(b)
-        for v in d.values():  # tensors kept as plain attributes (masks, tables)
-            if isinstance(v, Tensor):
-                self.tensor(v)
-        for sub in d["_modules"].values():
-            if sub is not None and id(sub) not in self.seen:
-                self.seen.add(id(sub))
-                self.module(sub)
-
-    def optimizer(self, opt):
-        self.optimizers.append(opt)
-        if self.log is not None:
-            self.log.append((_optimizer_items, opt, _optimizer_items(opt)))
-        ids, state = self.ids, opt.state
-        for group in opt.param_groups:
-            for p in group["params"]:
-                if id(p) not in ids:  # (most were found through the module already)
-                    self.tensor(p)
-        for group in opt.param_groups:
-            for p in group["params"]:
-                st = state.get(p)
-                if st:
-                    for v in st.values():
-                        if isinstance(v, Tensor) and id(v) not in ids:
-                            self.tensor(v)
-
-    def function(self, fn, depth):
-        if isinstance(fn, functools.partial):
-            self.walk(fn.func, depth)
-            self.walk(fn.args, depth)
-            self.walk(fn.keywords, depth)
-            return
-        if isinstance(fn, types.MethodType):
-            self.walk(fn.__self__, depth)
-            fn = fn.__func__
-        if not isinstance(fn, types.FunctionType) or depth > 3:
-            return
-        if self.log is not None:
-            self.log.append((_function_items, fn, _function_items(fn)))
-        for cell in fn.__closure__ or ():
-            try:
-                self.walk(cell.cell_contents, depth)
-            except ValueError:  # an empty cell
-                pass
-        g = fn.__globals__
-        for name in fn.__code__.co_names:
-            v = g.get(name)
-            if v is None or isinstance(v, (types.ModuleType, type)) or type(v) in _SCALARS:
-                continue
-            self.walk(v, depth)
-
-
-# What the walk reads of each container, as a tuple compared item by item with `is` (_World.holds).
-
-def _dict_items(d):
-    return tuple(d.values())
-
-
-def _module_items(m):
-    """A module's attributes, parameters, buffers and submodules."""
-    d = m.__dict__
-    return (*d.values(), *d["_parameters"].values(), *d["_buffers"].values(), *d["_modules"].values())
-
-
-def _optimizer_items(opt):
-    """An optimizer's param_groups and their params lists, its state dict and each parameter's state."""
-    groups, state = opt.param_groups, opt.state
-    params = [g["params"] for g in groups]
-    every = (*_chain(params),)
-    states = (*map(state.get, every),)
-    return (groups, state, *groups, *params, *every, *states, *_chain(map(dict.values, filter(None, states))))
-
-
-_chain = itertools.chain.from_iterable
-_EMPTY_CELL = object()
-
-
-def _function_items(fn):
-    """A function's code, its closure cells' contents and the globals its code names."""
-    cells = fn.__closure__ or ()
-    try:
-        contents = [c.cell_contents for c in cells]
-    except ValueError:  # an empty cell
-        contents = [_cell(c) for c in cells]
-    code = fn.__code__
-    return (code, *contents, *map(fn.__globals__.get, code.co_names))
-
-
-def _cell(c):
-    try:
-        return c.cell_contents
-    except ValueError:
-        return _EMPTY_CELL
-
-
-class _World:
-    """What a compiled function reaches by itself (closure cells, the globals its code names, a bound method's
-    self): the tensors, modules and optimizers one walk found there, and what it read of each container on the
-    way. A walk's result depends on nothing else, so while every container still holds the same objects
-    (`holds`, compared with `is`) a new walk would find the same: later calls check that instead of walking
-    (the walk of a GPT's 20 modules and AdamW cost ~170 us a step in a training loop). Grads are not part of
-    it: they change every step and are read per call."""
-
-    __slots__ = ("tensors", "modules", "optimizers", "log", "state_key")
-
-    def __init__(self, fn):
-        self.log = []
-        found = _Found(self.log)
-        found.walk(fn, 1)
-        self.tensors, self.modules, self.optimizers = found.tensors, found.modules, found.optimizers
-        # the optimizer state's part of the guard key is fixed while the state dicts hold the same objects,
-        # if none of them is a mutable non-tensor (a list a step appends to); else it is read per call
-        fixed = all(isinstance(v, Tensor) or type(v) in _SCALARS
-                    for opt in self.optimizers for st in opt.state.values() for v in st.values())
-        self.state_key = _state_key(self.optimizers) if fixed else None
-
-    def holds(self):
-        is_ = operator.is_
-        try:
-            for read, obj, saved in self.log:
-                now = read(obj)
-                if len(now) != len(saved) or not all(map(is_, now, saved)):
-                    return False
-        except (KeyError, AttributeError, TypeError):  # a container lost what the walk read there
-            return False
-        return True
-
-
-def _hashable(v):
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        if isinstance(v, (list, tuple)):
-            return tuple(_hashable(x) for x in v)
-        if isinstance(v, dict):
-            return tuple((k, _hashable(x)) for k, x in v.items())
-        return (type(v), id(v))
-
-
-def _arg_key(obj):
-    """The Python values of the call's arguments the trace depends on (tensors stand as their type)."""
-    if isinstance(obj, Tensor):
-        return Tensor
-    if type(obj) in _SCALARS:
-        return (type(obj), obj)
-    if isinstance(obj, (list, tuple)):
-        return (type(obj), tuple(_arg_key(v) for v in obj))
-    if isinstance(obj, dict):
-        return (dict, tuple((k, _arg_key(v)) for k, v in obj.items()))
-    if isinstance(obj, core.dtypes.DType) or isinstance(obj, core.Device):
-        return obj
-    return (type(obj), id(obj))
-
-
-def _storage(t):
-    st = t._storage
-    while type(st) is DataStorage or type(st) is BitcastStorage:
-        st = st.target
-    return st
-
-
-def _state_key(optimizers):
-    return tuple(tuple(tuple((k, None if isinstance(v, Tensor) else _hashable(v)) for k, v in opt.state[p].items())
-                       if p in opt.state else None
-                       for g in opt.param_groups for p in g["params"])
-                 for opt in optimizers)
-
-
-def _guard_key(found, args, kwargs, state=None):
-    """The key of this call's program, and the distinct storages (the program's inputs) in order.
-
-    Per tensor: its storage's kind, its geometry and requires_grad, whether it has a grad_fn, a .grad and a
-    base; per distinct storage its value's type, shape, dtype and device, and (when two tensors share one)
-    which storage each tensor reads; then grad mode, the arguments' Python values, the modules' training
-    flags, the optimizers' param_groups and state. (List comprehensions: a GPT step reads 149 tensors, and
-    ~0.2 us a tensor here is a quarter less than a loop building each entry; attrgetter maps cost more.)"""
-    tensors = found.tensors
-    storages = [t._storage for t in tensors]
-    kinds = (*map(type, storages),)
-    sig = tuple([(t._shape, t._strides, t._offset, t._rg, t._grad_fn is None, t._grad is None, t._base is None)
-                 for t in tensors])
-    if kinds.count(Storage) != len(kinds):
-        storages = [_storage(t) for t in tensors]  # (views' storages: the storage they view)
-    distinct = [*dict.fromkeys(storages)]
-    shared = None
-    if len(distinct) < len(storages):  # views of one storage: which one each tensor reads
-        index = {}
-        shared = tuple([index.setdefault(id(st), len(index)) for st in storages])
-    values = tuple([(type(v), v.shape, v.dtype, v.device) for v in [st.value for st in distinct]])
-    flags = tuple([m.training for m in found.modules])
-    groups = tuple(tuple((k, _hashable(v)) for k, v in g.items() if k != "params")
-                   for opt in found.optimizers for g in opt.param_groups)
-    if state is None:
-        state = _state_key(found.optimizers)
-    key = (grad_mode.is_grad_enabled(), _arg_key(args), _arg_key(kwargs), (kinds, sig, shared, values), flags, groups,
-           state)
-    return key, distinct
-
-
-def _plain(key):
-    """Whether every storage of a guard key holds an Array (else a torch.func transform's tracers)."""
-    return all([v[0] is core.Array for v in key[3][3]])
 
 
 # ---------------------------------------------------------------------------
@@ -722,7 +427,7 @@ def _cause(exc):
     return None
 
 
-class CompiledFunction:
+class CompiledFunction(Wrapper):
     """What torch.compile returns for a function: calls trace, cache per guard key and run compiled."""
 
     def __init__(self, fn, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None):
@@ -862,15 +567,6 @@ def _rebuild(fn, options):
 def _recompile_limit():
     from ._dynamo import config  # noqa: PLC0415  (read per trace: users set it at any time)
     return config.recompile_limit
-
-
-def _what_changed(prev, key):
-    names = ("grad mode", "positional arguments' values", "keyword arguments' values", "tensor shapes, dtypes, "
-             "requires_grad or layout", "module training flags", "optimizer param_groups", "optimizer state")
-    for name, a, b in zip(names, prev, key):
-        if a != b:
-            return name
-    return "unknown"
 
 
 def compile_callable(fn, **options):
