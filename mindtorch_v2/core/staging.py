@@ -30,13 +30,12 @@ import collections
 import functools
 import itertools
 import logging
-import math
 import sys
 import warnings
 
 import numpy as np
 
-from . import dtypes as _dt
+from . import buffer_plan as _buffer_plan
 from . import fusion as _fusion
 from .array import Array, ArrayBase, aval as _aval, make as _make
 from .devices import meta as _meta
@@ -185,7 +184,7 @@ class Executable:
         self._quiet = False      # whether a lowering silences numpy's warnings (then the program does, once)
         self._eqns = jaxpr.eqns  # what runs: the jaxpr's equations, with fused kernels in place of some runs
         self._out_avals = [(v.shape, v.dtype, v.device) for v in jaxpr.outvars]
-        self._arena_spec = ()    # (shape, dtype) of each arena buffer (see _plan)
+        self._arena_spec = ()    # (shape, dtype) of each arena buffer (see buffer_plan.plan)
         self._arenas = []        # idle arenas, one per call that has run at once
         self.fused = 0           # how many fused kernels the program runs
 
@@ -328,14 +327,14 @@ class Executable:
             names[id(lit)] = f"K{k}"
             glob[f"K{k}"] = _literal_buf(lit)
         program = Jaxpr(jaxpr.invars, self._eqns, jaxpr.outvars)
-        plan, arena = _plan(program, self._lowerings, self._fix, set(self.donated), self._c_order)
+        plan, arena = _buffer_plan.plan(program, self._lowerings, self._fix, set(self.donated), self._c_order)
         slots = {k: f"S{j}" for j, k in enumerate(arena)}
         self._arena_spec = tuple(arena.values())
         lines = [f"def run({''.join(names[id(v)] + ', ' for v in jaxpr.invars)}S=()):"]
         if slots:
             lines.append(f"    {''.join(n + ', ' for n in slots.values())}= S")
         counter = itertools.count()
-        dies = _deaths(program, plan)
+        dies = _buffer_plan.deaths(program, plan)
         # 0-d float arithmetic runs on numpy scalars (an optimizer's step scalars: ~0.1 us an operation, not the
         # ~1.5 us of a ufunc call on 0-d arrays and its fix-up); IEEE arithmetic gives the ufunc's bits. A scalar
         # value read by any other equation, or returned, gets a 0-d array twin (name + "_a")
@@ -479,158 +478,6 @@ def _fixed(r, v):
     if r.dtype != v.dtype.np:
         r = r.astype(v.dtype.np)
     return r
-
-
-def _deaths(program, plan):
-    """{equation index: the intermediate vars last used there (read, or lent as an out= buffer)}. The generated
-    code deletes them after that line, so a value dead midway is not held until the program returns."""
-    last = {}
-    for k, e in enumerate(program.eqns):
-        for v in e.outvars:
-            last[id(v)] = (k, v)
-        for a in e.invars:
-            if type(a) is Var and id(a) in last:
-                last[id(a)] = (k, a)
-        if k in plan and id(plan[k]) in last:
-            last[id(plan[k])] = (k, plan[k])
-    for a in program.outvars:
-        last.pop(id(a), None)
-    dies = [[] for _ in program.eqns]
-    for k, v in last.values():
-        dies[k].append(v)
-    return dies
-
-
-def _accepts_out(f, e):
-    """Whether lowering f takes out= for equation e: its `accepts_out` is a flag, or a test of the avals."""
-    accepts = getattr(f, "accepts_out", False)
-    return accepts(*e.invars) if callable(accepts) else accepts
-
-
-ARENA_BYTES = 256 << 20  # at most this much of an Executable's intermediates lives in its arena between calls
-
-
-def _plan(jaxpr, lowerings, fix, donated, c_order):
-    """Which equations write into which dead buffer: {equation index: the var whose buffer it reuses}, and
-    which write into the arena: {equation index: (shape, dtype)}.
-
-    The arena: buffers the Executable keeps between calls for intermediates that never reach an output. A
-    buffer allocated and freed on every call costs the allocator's page faults once it is large (glibc hands
-    big blocks back to the system: a 784-512-512 MLP step spent ~10% of its time faulting pages in).
-
-    Alias classes: a ufunc result is a fresh buffer (its own class); any other lowering may return a view
-    of its inputs, so its result joins its inputs' classes. A class is dead after the last equation that
-    reads any member; a class holding a jaxpr input (not donated), a literal or an output never dies. A
-    ufunc equation whose result has the aval of a dead fresh buffer writes into it with `out=`: first
-    one of its own inputs that dies here (in place), else a buffer freed earlier."""
-    parent = {}
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    def union(a, b):
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[rb] = ra
-            pinned[ra] = pinned[ra] or pinned[rb]
-            roots[ra] = roots[ra] + roots[rb]
-
-    donated_ids = {id(v) for i, v in enumerate(jaxpr.invars) if i in donated}
-    pinned = {}   # class root -> never dies
-    roots = {}    # class root -> the vars whose buffers the plan owns (reusable when the class dies)
-    for i, v in enumerate(jaxpr.invars):
-        parent[id(v)] = id(v)
-        pinned[id(v)] = i not in donated
-        roots[id(v)] = [] if i not in donated else [v]
-    fresh_eqn = []
-    for k, (e, f) in enumerate(zip(jaxpr.eqns, lowerings)):
-        # writes: a ufunc the plan may hand a buffer with out=; owns: its result is a new buffer (a ufunc's,
-        # or a lowering marked `fresh_result`), which the plan may reuse once its alias class is dead
-        writes = ((isinstance(f, np.ufunc) and f.nout == 1 or _accepts_out(f, e)) and not e.params
-                  and not fix[k] and e.outvars[0].dtype.category >= _dt.FLOAT)
-        fresh = writes or (getattr(f, "fresh_result", False) and not fix[k]
-                           and all(v.dtype.category >= _dt.FLOAT for v in e.outvars))
-        fresh_eqn.append(writes)
-        for v in e.outvars:
-            parent[id(v)] = id(v)
-            pinned[id(v)] = False
-            roots[id(v)] = [v] if fresh else []
-        if not fresh:
-            for a in e.invars:
-                if type(a) is Literal:
-                    continue
-                for v in e.outvars:
-                    union(id(a), id(v))
-    for a in jaxpr.outvars:
-        if type(a) is Var:
-            pinned[find(id(a))] = True
-    last = {}
-    for k, e in enumerate(jaxpr.eqns):
-        for a in e.invars:
-            if type(a) is Var:
-                last[find(id(a))] = k
-    dying = collections.defaultdict(list)  # equation index -> classes whose last reader it is
-    for r, k in last.items():
-        if not pinned[r]:
-            dying[k].append(r)
-    pool = collections.defaultdict(list)  # (shape, dtype) -> free vars' buffers
-    for v in jaxpr.invars:  # a donated input the program never reads is free from the start
-        if id(v) in donated_ids and find(id(v)) not in last and c_order.get(id(v)):
-            pool[(v.shape, v.dtype)].append(v)
-            roots[find(id(v))] = []
-    plan = {}
-    arena = {}     # equation index -> (shape, numpy dtype) of the arena buffer it writes into
-    in_arena = set()  # ids of the vars whose buffer is an arena buffer
-    arena_bytes = 0
-    for k, e in enumerate(jaxpr.eqns):
-        out = e.outvars[0]
-        here = [r for r in dying.get(k, ()) if find(r) == r]
-        # (a ufunc writing into a C buffer from other layouts is a slow strided copy; a GEMM takes any layout)
-        if fresh_eqn[k] and (not isinstance(lowerings[k], np.ufunc)
-                             or all(c_order.get(id(a), True) for a in e.invars if type(a) is Var)):
-            want = (out.shape, out.dtype)
-            # a result that is (or becomes part of) an output must not land in the arena: the next call
-            # would overwrite what the caller holds
-            kept = pinned[find(id(out))]
-
-            def usable(v):
-                return not (kept and id(v) in in_arena)
-            target = None
-            # in place: a dying input of this very equation, a donated one first (its memory is given up); a
-            # fused loop takes it through its kernel variant that writes over that input (fusion.fuse)
-            in_place = isinstance(lowerings[k], np.ufunc) or getattr(lowerings[k], "writes_inputs", False)
-            # (a ufunc copies where operands overlap; a fused loop does not, so for it no other input may be a
-            # view of the buffer it writes over)
-            ufunc = isinstance(lowerings[k], np.ufunc)
-            candidates = [v for r in here for v in roots[r] if in_place and (v.shape, v.dtype) == want
-                          and any(a is v for a in e.invars) and c_order.get(id(v)) and usable(v)
-                          and (ufunc or all(a is v or type(a) is not Var or find(id(a)) != r for a in e.invars))]
-            if candidates:
-                target = min(candidates, key=lambda v: id(v) not in donated_ids)
-            if target is None:
-                free = [v for v in pool[want] if usable(v)]
-                if free:
-                    target = free[-1]
-                    pool[want].remove(target)
-            if target is not None:
-                plan[k] = target
-                if id(target) in in_arena:
-                    in_arena.add(id(out))
-                for r in here:
-                    roots[r] = [v for v in roots[r] if v is not target]
-            elif not kept and arena_bytes + out.dtype.np.itemsize * math.prod(out.shape) <= ARENA_BYTES:
-                arena[k] = (out.shape, out.dtype.np)
-                arena_bytes += out.dtype.np.itemsize * math.prod(out.shape)
-                in_arena.add(id(out))
-        for r in here:
-            for v in roots[r]:
-                if c_order.get(id(v)):
-                    pool[(v.shape, v.dtype)].append(v)
-            roots[r] = []
-    return plan, arena
 
 
 # ---------------------------------------------------------------------------
