@@ -8,8 +8,8 @@ from mindtorch_v2.core.ops import elementwise
 
 
 # ---------------------------------------------------------------------------
-# float32 erf (GELU): the table kernel gives scipy's float32 erf bit for bit
-# (checked once over every float32 with |x| < 4.5; here a dense sample of bit patterns)
+# float32 erf (GELU): the kernel gives scipy's float32 erf bit for bit
+# (tools/erf_pieces.py check: every float32 bit pattern; here a dense sample of them)
 
 
 def test_float32_erf_equals_scipy_on_every_sampled_bit_pattern():
@@ -23,6 +23,19 @@ def test_float32_erf_equals_scipy_near_zero_and_at_the_piece_edges():
     edges = np.arange(0, 4.5, 1 / 32, dtype=np.float32)
     near = np.concatenate([np.nextafter(edges, np.float32(-1)), edges, np.nextafter(edges, np.float32(9))])
     x = np.concatenate([near, -near, np.linspace(-5, 5, 100_001, dtype=np.float32)])
+    assert np.array_equal(elementwise._erf(x), sc.erf(x))
+
+
+def test_float32_erf_around_the_fast_pieces_ends_and_on_its_exact_path():
+    ends = np.array([elementwise._ERF32_CUT, elementwise._ERF32_END], np.float32).view(np.int32)
+    bits = np.concatenate([np.arange(e - 20_000, e + 20_001, dtype=np.int32) for e in ends])
+    x = bits.view(np.float32)[:-3]  # (a length not a multiple of 8: the marks' tail)
+    x = np.concatenate([x, -x])
+    kernel = elementwise._erf32_kernel()
+    if kernel is not None:
+        out = np.empty_like(x)
+        assert kernel(x, elementwise._erf32_table(), out) > 0  # (some take the exact path)
+        assert np.array_equal(out, sc.erf(x))
     assert np.array_equal(elementwise._erf(x), sc.erf(x))
 
 

@@ -112,7 +112,7 @@ def _stable_sigmoid(x):
 def _erf(x):
     # numpy has no erf: scipy's ufunc (a compiled loop, ~100x the speed of math.erf per element); float16 is
     # computed in float32 and rounded, asarray makes a 0-d result an array. float32 (GELU's dtype) takes the
-    # table kernel below where numba is installed: 4x scipy's speed, the same numbers (see _erf32_table).
+    # kernel below where numba is installed: ~10x scipy's speed, the same numbers (see _erf32_loop).
     if x.dtype == np.float32:
         kernel = _erf32_kernel()
         if kernel is not None:
@@ -123,13 +123,40 @@ def _erf(x):
 
 
 # float32 erf, computed in float64 and rounded once: scipy's float32 erf is its float64 one (~10 ns per element,
-# 0.6 ms on a GPT block's 65k GELU inputs). Here |x| < 4 is cut into 128 pieces of width 1/32, and on each
+# 0.6 ms on a GPT block's 65k GELU inputs). _erf32_loop gives it bit for bit in two passes:
+#
+# fast (vectorized by LLVM: no table, no branch): erf(x) / x = P(x^2) below _ERF32_CUT, erf(|x|) =
+# Q(|x| - _ERF32_MID) up to _ERF32_END (beyond, erf rounds to +-1 in float32), both computed for every element
+# and one selected. Their error against scipy's float64 erf is < 1e-11 relative (tools/erf_pieces.py fits them
+# and prints it), so scipy's value lies in y (1 -+ _ERF32_SLACK); where both ends round to the same float32, that
+# is scipy's float32 result (rounding is monotonic). The a * b + c may fuse (llvm.fmuladd) or not: a few float64
+# ulps, inside the slack.
+#
+# exact (scalar, for the elements whose ends round apart, nan included: ~0.4% of GELU's inputs): the table path
+# (until the fast pass came, the whole kernel). |x| < 4 is cut into 128 pieces of width 1/32, and on each
 # erf(a) / a (smooth, even, 2/sqrt(pi) at 0: so a * it keeps full relative accuracy down to denormal x) is a
 # degree-6 polynomial in the offset from the piece's middle, fitted at Chebyshev points to scipy's float64 erf;
 # |x| >= 4 rounds to +-1 in float32 (1 - erf(3.9) < 2**-25). Its float64 error is a few float64 ulps, so the
 # rounded float32 result is scipy's except where scipy's own float64 value lies within those ulps of a float32
-# rounding midpoint: tests/test_gpt_speed_paths.py compares every float32 below 4 (and the special values).
+# rounding midpoint.
+#
+# `python tools/erf_pieces.py check` compares the kernel with scipy.special.erf on all 2^32 float32 bit
+# patterns, fused and (`check plain`) unfused: 0 differ (tests/test_gpt_speed_paths.py samples them). On 65536
+# values 1.5 * randn: ~1.6 ns per element (the table path alone: ~4 ns).
 _ERF32_PIECES, _ERF32_DEGREE = 128, 6
+_ERF32_CUT, _ERF32_END = 2.25, 3.92
+_ERF32_MID = (_ERF32_CUT + _ERF32_END) / 2
+_ERF32_SLACK = 2.0 ** -33  # (~1.2e-10: > 10x the pieces' error)
+_ERF32_NEAR = (  # P, highest power of z = x^2 first
+    -7.062959555501091e-13, 3.34339727321191e-11, -7.840988722796672e-10, 1.2462730457349695e-08,
+    -1.547344143353131e-07, 1.6216656818265297e-06, -1.4877210624373232e-05, 0.0001204858940679186,
+    -0.0008547684275097738, 0.005223937681271464, -0.026866155699918536, 0.1128379137793512, -0.3761263888047249,
+    1.1283791670925842)
+_ERF32_FAR = (  # Q, highest power of |x| - _ERF32_MID first
+    2.2757462953814223e-06, -7.968921514377869e-06, 7.5416533843028495e-06, 2.340155686639279e-05,
+    -0.00012031835177525215, 0.00030349679097438386, -0.0005319993903993111, 0.0006948792460835659,
+    -0.0006844433229317055, 0.0004990664703407592, -0.0002561130713015536, 8.301885798657313e-05,
+    0.9999871620349965)
 
 
 @functools.cache
@@ -146,27 +173,73 @@ def _erf32_table():
     return np.ascontiguousarray(np.concatenate(rows))
 
 
-def _erf32_loop(x, table, out):
+def _fma(a, b, c):
+    """a * b + c (compiled: llvm.fmuladd, see core/_numba.intrinsics)."""
+    return a * b + c
+
+
+def _erf32_exact(xj, table):
+    """float32 erf of one float32 by the table (plain multiplies and adds: never fused)."""
     scale = _ERF32_PIECES / 4.0
     width = _ERF32_DEGREE + 1
-    for j in range(x.shape[0]):
+    xj = np.float64(xj)
+    a = math.fabs(xj)  # (this module's abs is the primitive)
+    inside = a < 4.0
+    s = a * scale if inside else 0.0  # nan and |x| >= 4 read piece 0, then take their own result
+    i = np.intp(s)
+    u = s - i - 0.5
+    b = i * width
+    r = table[b]
+    for k in range(1, width):
+        r = r * u + table[b + k]
+    r = a * r if inside else (1.0 if a == a else a)
+    return np.float32(math.copysign(r, xj))
+
+
+def _erf32_loop(x, table, out):
+    """out = erf(x) (float32, 1-d): the fast pass, then the exact one where the fast one marked the element (a
+    scan of the marks 8 at a time: testing every element would cost a quarter of the fast pass). Returns how
+    many took the exact path."""
+    n = x.shape[0]
+    marks = np.empty((n + 7) // 8 * 8, np.uint8)
+    exact = 0
+    for j in range(n):
         xj = np.float64(x[j])
         a = math.fabs(xj)  # (this module's abs is the primitive)
-        inside = a < 4.0
-        s = a * scale if inside else 0.0  # nan and |x| >= 4 read piece 0, then take their own result
-        i = np.intp(s)
-        u = s - i - 0.5
-        b = i * width
-        r = table[b]
-        for k in range(1, width):
-            r = r * u + table[b + k]
-        r = a * r if inside else (1.0 if a == a else a)
-        out[j] = np.float32(math.copysign(r, xj))
+        z = a * a
+        near = _ERF32_NEAR[0]
+        for k in range(1, len(_ERF32_NEAR)):
+            near = _fma(near, z, _ERF32_NEAR[k])
+        u = a - _ERF32_MID
+        far = _ERF32_FAR[0]
+        for k in range(1, len(_ERF32_FAR)):
+            far = _fma(far, u, _ERF32_FAR[k])
+        r = a * near if a < _ERF32_CUT else far  # (nan: far, nan: marked)
+        r = 1.0 if a >= _ERF32_END else r
+        lo = np.float32(r - r * _ERF32_SLACK)
+        sure = lo == np.float32(r + r * _ERF32_SLACK)
+        out[j] = np.float32(math.copysign(lo, xj))  # (the sign after: -0.0 - -0.0 * slack would be +0.0)
+        marks[j] = not sure
+        exact += not sure
+    if exact:
+        marks[n:] = 0
+        words = marks.view(np.uint64)
+        for w in range(words.shape[0]):
+            if words[w]:
+                for j in range(8 * w, min(8 * w + 8, n)):
+                    if marks[j]:
+                        out[j] = _erf32_exact(x[j], table)
+    return exact
 
 
 @functools.cache
 def _erf32_kernel():
     """_erf32_loop compiled by numba (None without numba: scipy's loop then)."""
+    if not _numba.available():
+        return None
+    global _fma, _erf32_exact
+    _fma = _numba.intrinsics()[0]
+    _erf32_exact = _numba.njit(_erf32_exact, inline="always")
     return _numba.njit(_erf32_loop)
 
 
