@@ -33,6 +33,16 @@ def reshape_errors():
     return importlib.import_module("numba.core.errors").TypingError, NotImplementedError
 
 
+def fma(a, b, c):
+    """a * b + c: what `intrinsics()`'s fmuladd computes, for a kernel's module to hold until it is compiled."""
+    return a * b + c
+
+
+def exp2i(k):
+    """2.0 ** k: what `intrinsics()`'s exp2i computes, for a kernel's module to hold until it is compiled."""
+    return 2.0 ** k
+
+
 _intrinsics = None
 
 

@@ -61,14 +61,7 @@ def _tanh(x, low):
     return y if x == x else x
 
 
-def _fma(a, b, c):
-    """a * b + c (compiled: fused where the cpu has FMA, see core/_numba.intrinsics)."""
-    return a * b + c
-
-
-def _exp2i(k):
-    """2.0 ** k (compiled: from the exponent bits)."""
-    return 2.0 ** k
+_fma, _exp2i = _numba.fma, _numba.exp2i  # (compiled: core/_numba.intrinsics, bound by kernels())
 
 
 def _lstm_forward_loop(gx, h0, c0, w_hh, scale, shift, w_r, proj):

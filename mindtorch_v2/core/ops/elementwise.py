@@ -173,9 +173,7 @@ def _erf32_table():
     return np.ascontiguousarray(np.concatenate(rows))
 
 
-def _fma(a, b, c):
-    """a * b + c (compiled: llvm.fmuladd, see core/_numba.intrinsics)."""
-    return a * b + c
+_fma = _numba.fma  # (compiled: llvm.fmuladd, core/_numba.intrinsics, bound by _erf32_kernel)
 
 
 def _erf32_exact(xj, table):
