@@ -103,13 +103,19 @@ def _narrow(out, x):
         return np.asarray(out).astype(x.dtype)
 
 
+def _reduce_args(e):
+    """jit: (axis, keepdims) of a reduction equation as its lowering passes them to a ufunc's reduce (_np_axis
+    worked out once from the aval)."""
+    return (e.params["axis"] if e.invars[0].shape else None), e.params["keepdims"]
+
+
 def _sum_as_reduce(e):
     """jit: np.add.reduce for these avals, where no narrowing follows (np.sum's own call, minus its dispatch)."""
     x = e.invars[0]
     acc = _acc_dtype(np.empty(0, x.dtype.np))
     if acc != x.dtype.np and dt.is_float(x.dtype):
         return None
-    axis, keepdims = (e.params["axis"] if x.shape else None), e.params["keepdims"]
+    axis, keepdims = _reduce_args(e)
     return lambda x: np.add.reduce(x, axis=axis, dtype=acc, keepdims=keepdims)
 
 
@@ -182,7 +188,7 @@ def _extremum(name, ufunc):
                      vjp=(vjp,), vjp_reads=(0, "out"), jvp=jvp)
     prim.batch = _reduce_batch(prim)
     def as_reduce(e):  # jit: the ufunc's reduce for these avals, minus np.max's Python dispatch
-        axis, keepdims = (e.params["axis"] if e.invars[0].shape else None), e.params["keepdims"]
+        axis, keepdims = _reduce_args(e)
         return lambda x: ufunc.reduce(x, axis=axis, keepdims=keepdims)
 
     prim.def_impl("cpu")(_family.specialized(as_reduce)(
