@@ -493,13 +493,16 @@ class CompiledFunction(Wrapper):
         return self._world
 
     def _discover(self, args, kwargs):
-        """What this call reads (a _Found) and the optimizer state's part of the guard key if known."""
+        """What this call reads (a _Found) and the optimizer state's part of the guard key if known. Its paths
+        are the arguments' and the function's apart, so that a remembered walk and a new one give one key."""
         found = _Found()
         found.walk(args)
         if kwargs:
-            found.walk(kwargs)
+            found.walk(kwargs, 0, ("kwargs",))
+        own = tuple(found.paths)
         if found.modules or found.optimizers or self._world is False:
             found.walk(self._fn, 1)  # (modules passed as arguments: the walk skips what they already found)
+            found.paths = (own, tuple(found.paths[len(own):]))
             return found, None
         world = self._world
         if world is None or not world.holds():
@@ -507,7 +510,7 @@ class CompiledFunction(Wrapper):
         elif self._rewalks:
             self._rewalks = 0
         found.add(world.tensors)
-        found.modules, found.optimizers = world.modules, world.optimizers
+        found.modules, found.optimizers, found.paths = world.modules, world.optimizers, (own, world.paths)
         return found, world.state_key
 
     def __call__(self, *args, **kwargs):

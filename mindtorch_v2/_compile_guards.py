@@ -37,20 +37,29 @@ _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 class _Found:
     """What one call reads: tensors in discovery order (unique), modules and optimizers (for their flags and
     state), each leaf's .grad after the leaf. With a `log` (a _World being recorded), each container the walk
-    reads is logged with what it read there, and grads are not followed (they change every step)."""
+    reads is logged with what it read there, and grads are not followed (they change every step).
 
-    __slots__ = ("tensors", "ids", "modules", "optimizers", "seen", "log")
+    `paths` holds, for each tensor the walk found (grads aside), where it was found: the attribute, key, index,
+    closure cell or global at each step from the function or the arguments. The program reads its k-th input
+    where the trace found the k-th tensor, so the paths are part of the guard key: two walks that find tensors
+    of the same kinds in another order (a module attribute deleted and set again moves to the end of its
+    __dict__) must not share a program."""
+
+    __slots__ = ("tensors", "paths", "ids", "modules", "optimizers", "seen", "log")
 
     def __init__(self, log=None):
         self.tensors = []
+        self.paths = []
         self.ids = set()
         self.modules = []
         self.optimizers = []
         self.seen = set()
         self.log = log
 
-    def tensor(self, t):
-        self.add((t,))
+    def tensor(self, t, path):
+        if id(t) not in self.ids:
+            self.paths.append(path)
+            self.add((t,))
 
     def add(self, ts):
         """Each new tensor of ts, and after a leaf its .grad (unless recording)."""
@@ -65,9 +74,9 @@ class _Found:
                 if g is not None:
                     self.add((g,))
 
-    def walk(self, obj, depth=0):
+    def walk(self, obj, depth=0, path=()):
         if isinstance(obj, Tensor):
-            self.tensor(obj)
+            self.tensor(obj, path)
             return
         if type(obj) in _SCALARS or depth > 6:
             return
@@ -78,74 +87,72 @@ class _Found:
         if type(obj) in (list, tuple) or isinstance(obj, (list, tuple)):
             if self.log is not None and not isinstance(obj, tuple):  # (a tuple's items are fixed)
                 self.log.append((tuple, obj, tuple(obj)))
-            for v in obj:
-                self.walk(v, depth + 1)
+            for i, v in enumerate(obj):
+                self.walk(v, depth + 1, (*path, i))
         elif isinstance(obj, dict):
             if self.log is not None:
                 self.log.append((_dict_items, obj, _dict_items(obj)))
-            for v in obj.values():
-                self.walk(v, depth + 1)
+            for k, v in obj.items():
+                self.walk(v, depth + 1, (*path, _step(k)))
         elif _is_module(obj):
-            self.module(obj)
+            self.module(obj, path)
         elif _is_optimizer(obj):
-            self.optimizer(obj)
+            self.optimizer(obj, path)
         elif isinstance(obj, Wrapper):
-            self.function(obj._fn, depth + 1)
+            self.function(obj._fn, depth + 1, path)
         elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
-            self.function(obj, depth + 1)
+            self.function(obj, depth + 1, path)
 
-    def module(self, m):
+    def module(self, m, path):
         self.modules.append(m)
         d = m.__dict__
         if self.log is not None:
             self.log.append((_module_items, m, _module_items(m)))
-        for p in d["_parameters"].values():
-            if p is not None:
-                self.tensor(p)
-        for b in d["_buffers"].values():
-            if b is not None:
-                self.tensor(b)
-        for v in d.values():  # tensors kept as plain attributes (masks, tables)
+        for kind in ("_parameters", "_buffers"):
+            for k, t in d[kind].items():
+                if t is not None:
+                    self.tensor(t, (*path, kind, k))
+        for k, v in d.items():  # tensors kept as plain attributes (masks, tables)
             if isinstance(v, Tensor):
-                self.tensor(v)
-        for sub in d["_modules"].values():
+                self.tensor(v, (*path, k))
+        for k, sub in d["_modules"].items():
             if sub is not None and id(sub) not in self.seen:
                 self.seen.add(id(sub))
-                self.module(sub)
+                self.module(sub, (*path, k))
 
-    def optimizer(self, opt):
+    def optimizer(self, opt, path):
         self.optimizers.append(opt)
         if self.log is not None:
             self.log.append((_optimizer_items, opt, _optimizer_items(opt)))
         ids, state = self.ids, opt.state
-        for group in opt.param_groups:
-            for p in group["params"]:
+        for i, group in enumerate(opt.param_groups):
+            for j, p in enumerate(group["params"]):
                 if id(p) not in ids:  # (most were found through the module already)
-                    self.tensor(p)
-        for group in opt.param_groups:
-            for p in group["params"]:
+                    self.tensor(p, (*path, "param_groups", i, j))
+        for i, group in enumerate(opt.param_groups):
+            for j, p in enumerate(group["params"]):
                 st = state.get(p)
                 if st:
-                    for v in st.values():
+                    for k, v in st.items():
                         if isinstance(v, Tensor) and id(v) not in ids:
-                            self.tensor(v)
+                            self.tensor(v, (*path, "state", i, j, _step(k)))
 
-    def function(self, fn, depth):
+    def function(self, fn, depth, path):
         if isinstance(fn, functools.partial):
-            self.walk(fn.func, depth)
-            self.walk(fn.args, depth)
-            self.walk(fn.keywords, depth)
+            self.walk(fn.func, depth, (*path, "func"))
+            self.walk(fn.args, depth, (*path, "args"))
+            self.walk(fn.keywords, depth, (*path, "keywords"))
             return
         if isinstance(fn, types.MethodType):
-            self.walk(fn.__self__, depth)
+            self.walk(fn.__self__, depth, (*path, "__self__"))
             fn = fn.__func__
         if not isinstance(fn, types.FunctionType) or depth > 3:
             return
         if self.log is not None:
             self.log.append((_function_items, fn, _function_items(fn)))
-        for cell in fn.__closure__ or ():
+        for i, cell in enumerate(fn.__closure__ or ()):
             try:
-                self.walk(cell.cell_contents, depth)
+                self.walk(cell.cell_contents, depth, (*path, "cell", i))
             except ValueError:  # an empty cell
                 pass
         g = fn.__globals__
@@ -153,7 +160,13 @@ class _Found:
             v = g.get(name)
             if v is None or isinstance(v, (types.ModuleType, type)) or type(v) in _SCALARS:
                 continue
-            self.walk(v, depth)
+            self.walk(v, depth, (*path, "global", name))
+
+
+def _step(key):
+    """A dict key as a step of a path: itself if a str or int, else its identity (a key compared with == could
+    be a Tensor, whose == is elementwise)."""
+    return key if type(key) is str or type(key) is int else ("id", id(key))
 
 
 # What the walk reads of each container, as a tuple compared item by item with `is` (_World.holds).
@@ -207,13 +220,14 @@ class _World:
     (the walk of a GPT's 20 modules and AdamW cost ~170 us a step in a training loop). Grads are not part of
     it: they change every step and are read per call."""
 
-    __slots__ = ("tensors", "modules", "optimizers", "log", "state_key")
+    __slots__ = ("tensors", "paths", "modules", "optimizers", "log", "state_key")
 
     def __init__(self, fn):
         self.log = []
         found = _Found(self.log)
         found.walk(fn, 1)
         self.tensors, self.modules, self.optimizers = found.tensors, found.modules, found.optimizers
+        self.paths = tuple(found.paths)
         # the optimizer state's part of the guard key is fixed while the state dicts hold the same objects,
         # if none of them is a mutable non-tensor (a list a step appends to); else it is read per call
         fixed = all(isinstance(v, Tensor) or type(v) in _SCALARS
@@ -279,8 +293,9 @@ def _guard_key(found, args, kwargs, state=None):
     Per tensor: its storage's kind, its geometry and requires_grad, whether it has a grad_fn, a .grad and a
     base; per distinct storage its value's type, shape, dtype and device, and (when two tensors share one)
     which storage each tensor reads; then grad mode, the arguments' Python values, the modules' training
-    flags, the optimizers' param_groups and state. (List comprehensions: a GPT step reads 149 tensors, and
-    ~0.2 us a tensor here is a quarter less than a loop building each entry; attrgetter maps cost more.)"""
+    flags, the optimizers' param_groups and state, and where each tensor was found (_Found.paths). (List
+    comprehensions: a GPT step reads 149 tensors, and ~0.2 us a tensor here is a quarter less than a loop
+    building each entry; attrgetter maps cost more.)"""
     tensors = found.tensors
     storages = [t._storage for t in tensors]
     kinds = (*map(type, storages),)
@@ -300,7 +315,7 @@ def _guard_key(found, args, kwargs, state=None):
     if state is None:
         state = _state_key(found.optimizers)
     key = (grad_mode.is_grad_enabled(), _arg_key(args), _arg_key(kwargs), (kinds, sig, shared, values), flags, groups,
-           state)
+           state, found.paths)
     return key, distinct
 
 
@@ -311,7 +326,8 @@ def _plain(key):
 
 def _what_changed(prev, key):
     names = ("grad mode", "positional arguments' values", "keyword arguments' values", "tensor shapes, dtypes, "
-             "requires_grad or layout", "module training flags", "optimizer param_groups", "optimizer state")
+             "requires_grad or layout", "module training flags", "optimizer param_groups", "optimizer state",
+             "where the tensors are found (attributes, keys, closure cells)")
     for name, a, b in zip(names, prev, key):
         if a != b:
             return name

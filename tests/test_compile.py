@@ -583,6 +583,35 @@ def test_what_the_function_reaches_is_remembered_and_every_change_to_it_is_seen(
         both()
 
 
+def test_tensors_found_in_another_order_do_not_share_a_program():
+    # the program reads its k-th input where the trace found the k-th tensor: a module attribute deleted and set
+    # again moves to the end of the module's __dict__, and a dict's keys can be reordered, so the same tensors
+    # (same shapes, same flags) come in another order; the guard key holds where each was found
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.ones(3)
+            self.b = torch.zeros(3)
+
+    m = M()
+    table = {"p": torch.full((3,), 2.0), "q": torch.full((3,), 5.0)}
+
+    def f(x):
+        return (x + m.a - m.b) * table["p"] - table["q"]
+
+    for compiled in (torch.compile(f), torch.compile(f, fullgraph=True)):
+        x = torch.zeros(3)
+        assert torch.equal(compiled(x), f(x))
+        a = m.a
+        del m.a
+        m.a = a  # __dict__ order: b, a
+        assert torch.equal(compiled(x), f(x))
+        table["p"] = table.pop("p")  # keys: q, p
+        assert torch.equal(compiled(x), f(x))
+        m.a, m.b = m.b, m.a  # the same paths, other tensors
+        assert torch.equal(compiled(x), f(x))
+
+
 def test_a_function_whose_reach_changes_every_call_is_walked_every_call():
     log = []
     w = torch.ones(3)
