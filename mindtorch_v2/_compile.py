@@ -499,18 +499,20 @@ class CompiledFunction(Wrapper):
         found.walk(args)
         if kwargs:
             found.walk(kwargs, 0, ("kwargs",))
-        own = tuple(found.paths)
         if found.modules or found.optimizers or self._world is False:
-            found.walk(self._fn, 1)  # (modules passed as arguments: the walk skips what they already found)
-            found.paths = (own, tuple(found.paths[len(own):]))
-            return found, None
-        world = self._world
-        if world is None or not world.holds():
-            world = self._new_world()
-        elif self._rewalks:
-            self._rewalks = 0
+            world = _World(self._fn, args, kwargs)  # (modules passed as arguments: walked with the function)
+            found = _Found()
+            paths = world.paths
+        else:
+            world = self._world
+            if world is None or not world.holds():
+                world = self._new_world()
+            elif self._rewalks:
+                self._rewalks = 0
+            paths = (tuple(found.paths), world.paths[1])
         found.add(world.tensors)
-        found.modules, found.optimizers, found.paths = world.modules, world.optimizers, (own, world.paths)
+        found.modules, found.optimizers, found.paths, found.values = (world.modules, world.optimizers, paths,
+                                                                      world.values)
         return found, world.state_key
 
     def __call__(self, *args, **kwargs):

@@ -45,11 +45,12 @@ class _Found:
     of the same kinds in another order (a module attribute deleted and set again moves to the end of its
     __dict__) must not share a program."""
 
-    __slots__ = ("tensors", "paths", "ids", "modules", "optimizers", "seen", "log")
+    __slots__ = ("tensors", "paths", "ids", "modules", "optimizers", "seen", "log", "values")
 
     def __init__(self, log=None):
         self.tensors = []
         self.paths = []
+        self.values = None
         self.ids = set()
         self.modules = []
         self.optimizers = []
@@ -172,13 +173,14 @@ def _step(key):
 # What the walk reads of each container, as a tuple compared item by item with `is` (_World.holds).
 
 def _dict_items(d):
-    return tuple(d.values())
+    return (*d, *d.values())
 
 
 def _module_items(m):
-    """A module's attributes, parameters, buffers and submodules."""
+    """A module's attributes, parameters, buffers and submodules, with their names."""
     d = m.__dict__
-    return (*d.values(), *d["_parameters"].values(), *d["_buffers"].values(), *d["_modules"].values())
+    p, b, s = d["_parameters"], d["_buffers"], d["_modules"]
+    return (*d, *d.values(), *p, *p.values(), *b, *b.values(), *s, *s.values())
 
 
 def _optimizer_items(opt):
@@ -218,16 +220,27 @@ class _World:
     way. A walk's result depends on nothing else, so while every container still holds the same objects
     (`holds`, compared with `is`) a new walk would find the same: later calls check that instead of walking
     (the walk of a GPT's 20 modules and AdamW cost ~170 us a step in a training loop). Grads are not part of
-    it: they change every step and are read per call."""
+    it: they change every step and are read per call.
 
-    __slots__ = ("tensors", "paths", "modules", "optimizers", "log", "state_key")
+    `values` is what the walk read besides tensors, for the guard key (_value_key): a trace bakes in the Python
+    numbers, strings and objects the function reads (a global scale, a module's `self.k`, `self.act = F.relu`),
+    so a program is only reused where they are the same. With args (a call whose arguments hold modules or
+    optimizers: walked anew each call), the arguments are walked first, and `paths` holds their part and the
+    function's apart."""
 
-    def __init__(self, fn):
+    __slots__ = ("tensors", "paths", "modules", "optimizers", "log", "state_key", "values")
+
+    def __init__(self, fn, args=(), kwargs=None):
         self.log = []
         found = _Found(self.log)
+        found.walk(args)
+        if kwargs:
+            found.walk(kwargs, 0, ("kwargs",))
+        n_args = len(found.paths)
         found.walk(fn, 1)
         self.tensors, self.modules, self.optimizers = found.tensors, found.modules, found.optimizers
-        self.paths = tuple(found.paths)
+        self.paths = (tuple(found.paths[:n_args]), tuple(found.paths[n_args:]))
+        self.values = tuple([_value_key(saved) for _, _, saved in self.log])
         # the optimizer state's part of the guard key is fixed while the state dicts hold the same objects,
         # if none of them is a mutable non-tensor (a list a step appends to); else it is read per call
         fixed = all(isinstance(v, Tensor) or type(v) in _SCALARS
@@ -258,19 +271,24 @@ def _hashable(v):
         return (type(v), id(v))
 
 
-def _arg_key(obj):
-    """The Python values of the call's arguments the trace depends on (tensors stand as their type)."""
+def _value_key(obj, depth=0):
+    """A Python value as the guard key holds it (the call's arguments, what a walk read): scalars with their
+    type (1, 1.0 and True differ), lists, tuples and dicts item by item (to the walk's depth), dtypes and
+    devices as themselves, any other object as its type and identity. Tensors stand as their type: the key
+    holds each found tensor's geometry and where it was found, and == on two tensors is elementwise."""
+    t = type(obj)
+    if t in _SCALARS:
+        return (t, obj)
     if isinstance(obj, Tensor):
         return Tensor
-    if type(obj) in _SCALARS:
-        return (type(obj), obj)
-    if isinstance(obj, (list, tuple)):
-        return (type(obj), tuple(_arg_key(v) for v in obj))
-    if isinstance(obj, dict):
-        return (dict, tuple((k, _arg_key(v)) for k, v in obj.items()))
-    if isinstance(obj, core.dtypes.DType) or isinstance(obj, core.Device):
+    if depth < 6:
+        if isinstance(obj, (list, tuple)):
+            return (t, tuple([_value_key(v, depth + 1) for v in obj]))
+        if isinstance(obj, dict):
+            return (t, tuple([(_step(k), _value_key(v, depth + 1)) for k, v in obj.items()]))
+    if isinstance(obj, (core.dtypes.DType, core.Device)):
         return obj
-    return (type(obj), id(obj))
+    return (t, id(obj))
 
 
 def _storage(t):
@@ -314,8 +332,8 @@ def _guard_key(found, args, kwargs, state=None):
                    for opt in found.optimizers for g in opt.param_groups)
     if state is None:
         state = _state_key(found.optimizers)
-    key = (grad_mode.is_grad_enabled(), _arg_key(args), _arg_key(kwargs), (kinds, sig, shared, values), flags, groups,
-           state, found.paths)
+    key = (grad_mode.is_grad_enabled(), _value_key(args), _value_key(kwargs), (kinds, sig, shared, values), flags,
+           groups, state, found.paths, found.values)
     return key, distinct
 
 
@@ -327,7 +345,8 @@ def _plain(key):
 def _what_changed(prev, key):
     names = ("grad mode", "positional arguments' values", "keyword arguments' values", "tensor shapes, dtypes, "
              "requires_grad or layout", "module training flags", "optimizer param_groups", "optimizer state",
-             "where the tensors are found (attributes, keys, closure cells)")
+             "where the tensors are found (attributes, keys, closure cells)", "Python values the function reads "
+             "(globals, closure cells, module attributes)")
     for name, a, b in zip(names, prev, key):
         if a != b:
             return name

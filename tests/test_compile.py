@@ -613,20 +613,44 @@ def test_tensors_found_in_another_order_do_not_share_a_program():
 
 
 def test_a_function_whose_reach_changes_every_call_is_walked_every_call():
-    log = []
+    box = [1.0]
     w = torch.ones(3)
 
     def f(x):
-        log.append(x.shape)  # (at trace time)
-        return x * w
+        return x * w * box[0]
 
     cf = torch.compile(f)
     for k in range(8):
-        log.append(k)  # a list the function reaches changes before every call: the remembered walk never holds
+        box[0] = float(str(1.0))  # another object before every call (the same value): the remembered walk never holds
         assert torch.equal(cf(torch.full((3,), float(k))), torch.full((3,), float(k)))
     assert cf._world is False and counters["traces"] == 1
     w.fill_(2.0)
     assert torch.equal(cf(torch.ones(3)), torch.full((3,), 2.0))
+
+
+def test_python_values_the_function_reads_are_guarded():
+    # a trace bakes in the Python values it reads: a new value is a new program (PyTorch's dynamo guards them too)
+    env = {}
+    exec("scale = 2.0\ndef f(x):\n    return x * scale", env)  # (a module's global)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.k, self.act, self.lin = 2, torch.relu, nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.act(self.lin(x)) * self.k
+
+    m, box, opts = M(), [1.0], {"shift": 1}
+    cm, cf = torch.compile(m), torch.compile(env["f"])
+    ch = torch.compile(lambda x: x * box[0] + opts["shift"])
+    x = torch.randn(3)
+    for change in (lambda: None, lambda: env.__setitem__("scale", 3.0), lambda: setattr(m, "k", 5),
+                   lambda: setattr(m, "act", torch.tanh), lambda: box.__setitem__(0, 4.0),
+                   lambda: opts.__setitem__("shift", 2)):
+        change()
+        assert torch.equal(cm(x), m(x)) and torch.equal(cf(x), x * env["scale"])
+        assert torch.equal(ch(x), x * box[0] + opts["shift"])
 
 
 def test_a_compiled_function_nobody_holds_is_freed_with_its_model_and_programs():
@@ -666,7 +690,8 @@ def test_is_compiling_is_true_only_while_tracing():
     cf = torch.compile(f)
     cf(torch.ones(1))
     cf(torch.ones(1))
-    assert seen == [True] and not torch.compiler.is_compiling() and not torch._dynamo.is_compiling()
+    # (the function reads `seen`, which its trace changed: the second call is a second trace)
+    assert seen == [True, True] and not torch.compiler.is_compiling() and not torch._dynamo.is_compiling()
 
 
 def test_reset_forgets_compiled_programs():
