@@ -58,7 +58,7 @@ from .eager.autograd.function import Function
 from .eager.random_ops import default_generator
 from .eager.tensor import Tensor
 from .utils import _pytree
-from ._compile_guards import (Wrapper, _Found, _World, _guard_key, _plain, _storage, _what_changed)
+from ._compile_guards import (_MAX_NODES, Wrapper, _Found, _World, _guard_key, _plain, _storage, _what_changed)
 
 __all__ = ["CompiledFunction", "GraphBreak", "is_compiling", "reset", "compile_callable", "counters"]
 
@@ -89,7 +89,7 @@ def reset():
     for fn in _all_compiled:
         fn._cache.clear()
         fn._last = None
-        fn._world, fn._rewalks = None, 0
+        fn._world, fn._rewalks, fn._too_big = None, 0, False
         fn._n_traces = 0
     _warned.clear()
     counters.clear()
@@ -440,6 +440,7 @@ class CompiledFunction(Wrapper):
         self._cache = collections.OrderedDict()
         self._last = None
         self._world = None  # what the function reaches by itself (_World); False: walked on every call
+        self._too_big = False  # it reaches more than the walk takes: it runs eagerly
         self._rewalks = 0
         self._n_traces = 0
         self._limit_warned = False
@@ -510,6 +511,9 @@ class CompiledFunction(Wrapper):
             elif self._rewalks:
                 self._rewalks = 0
             paths = (tuple(found.paths), world.paths[1])
+        if world.too_big:
+            self._world = False
+            return None, None
         found.add(world.tensors)
         found.modules, found.optimizers, found.paths, found.values = (world.modules, world.optimizers, paths,
                                                                       world.values)
@@ -518,7 +522,14 @@ class CompiledFunction(Wrapper):
     def __call__(self, *args, **kwargs):
         if _tracing[0]:
             return self._fn(*args, **kwargs)  # inside another compiled function's trace: inline
+        if self._too_big:
+            return self._eager(args, kwargs)
         found, state = self._discover(args, kwargs)
+        if found is None:
+            self._too_big = True
+            self._break(f"it reaches more than {_MAX_NODES} objects (closure cells, globals, attributes), more "
+                        "than the guards can watch; pass what it needs as arguments")
+            return self._eager(args, kwargs)
         key, storages = _guard_key(found, args, kwargs, state)
         last = self._last  # the signature of the last call, compared without hashing the whole key
         entry = last[1] if last is not None and last[0] == key else self._cache.get(key)

@@ -612,6 +612,50 @@ def test_tensors_found_in_another_order_do_not_share_a_program():
         assert torch.equal(compiled(x), f(x))
 
 
+def test_what_a_module_holds_besides_parameters_is_read_and_guarded():
+    # a plain list of layers or masks, a config object and the forward hooks: read live, never baked in
+    class Config:
+        scale = None
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = [nn.Linear(3, 3)]  # (not registered: eager still runs it)
+            self.masks = [torch.ones(3), torch.full((3,), 2.0)]
+            self.cfg = Config()
+            self.cfg.scale = 2.0
+
+        def forward(self, x):
+            return self.layers[0](x * self.masks[1] * self.cfg.scale)
+
+    m = M()
+    cm = torch.compile(m)
+    x = torch.randn(3)
+    handles = []
+    for change in (lambda: None, lambda: m.masks[1].fill_(5.0), lambda: m.masks.__setitem__(1, torch.ones(3)),
+                   lambda: setattr(m.cfg, "scale", 3.0), lambda: m.layers[0].weight.data.add_(1.0),
+                   lambda: handles.append(m.register_forward_hook(lambda mod, inp, out: out * 2)),
+                   lambda: handles.pop().remove(),
+                   lambda: m.register_forward_pre_hook(lambda mod, inp: (inp[0] + 1,))):
+        with torch.no_grad():
+            change()
+        assert torch.equal(cm(x), m(x))
+
+
+def test_a_function_that_reaches_too_much_runs_eagerly_with_a_warning():
+    junk = [object() for _ in range(25000)]
+
+    def f(x):
+        return x + len(junk)
+
+    cf = torch.compile(f)
+    with pytest.warns(UserWarning, match="reaches more than 20000 objects"):
+        assert torch.equal(cf(torch.zeros(2)), torch.full((2,), 25000.0))
+    assert torch.equal(cf(torch.zeros(2)), torch.full((2,), 25000.0)) and counters["traces"] == 0
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="reaches more than"):
+        torch.compile(f, fullgraph=True)(torch.zeros(2))
+
+
 def test_a_function_whose_reach_changes_every_call_is_walked_every_call():
     box = [1.0]
     w = torch.ones(3)
