@@ -58,7 +58,8 @@ from .eager.autograd.function import Function
 from .eager.random_ops import default_generator
 from .eager.tensor import Tensor
 from .utils import _pytree
-from ._compile_guards import (_MAX_NODES, Wrapper, _Found, _World, _guard_key, _plain, _storage, _what_changed)
+from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_NODES, Wrapper, _Found, _World, _guard_key, _plain, _storage,
+                              _what_changed)
 
 __all__ = ["CompiledFunction", "GraphBreak", "is_compiling", "reset", "compile_callable", "counters"]
 
@@ -527,8 +528,9 @@ class CompiledFunction(Wrapper):
         found, state = self._discover(args, kwargs)
         if found is None:
             self._too_big = True
-            self._break(f"it reaches more than {_MAX_NODES} objects (closure cells, globals, attributes), more "
-                        "than the guards can watch; pass what it needs as arguments")
+            self._break(f"it reaches more than {_MAX_NODES} objects (closure cells, globals, attributes) or more "
+                        f"than {_MAX_ARRAY_BYTES >> 20} MiB of NumPy arrays, more than the guards can watch; pass "
+                        "what it needs as arguments")
             return self._eager(args, kwargs)
         key, storages = _guard_key(found, args, kwargs, state)
         last = self._last  # the signature of the last call, compared without hashing the whole key

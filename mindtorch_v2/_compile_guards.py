@@ -7,8 +7,10 @@ import itertools
 import operator
 import types
 
+import numpy as np
+
 from . import core
-from .eager import grad_mode
+from .eager import autocast_state, grad_mode
 from .eager.storage import BitcastStorage, DataStorage, Storage
 from .eager.tensor import Tensor
 
@@ -46,11 +48,12 @@ class _Found:
     of the same kinds in another order (a module attribute deleted and set again moves to the end of its
     __dict__) must not share a program."""
 
-    __slots__ = ("tensors", "paths", "ids", "modules", "optimizers", "seen", "log", "values", "budget")
+    __slots__ = ("tensors", "paths", "ids", "modules", "optimizers", "seen", "log", "values", "budget", "arrays")
 
     def __init__(self, log=None):
         self.tensors = []
         self.paths = []
+        self.arrays = []  # NumPy arrays met (values a trace bakes in: guarded by content, _World)
         self.values = None
         self.budget = _MAX_NODES  # objects left to walk; below 0, the walk stopped short (`too_big`)
         self.ids = set()
@@ -90,7 +93,9 @@ class _Found:
         self.budget -= 1
         if self.budget < 0:
             return
-        if type(obj) in (list, tuple) or isinstance(obj, (list, tuple)):
+        if isinstance(obj, np.ndarray):
+            self.arrays.append(obj)
+        elif type(obj) in (list, tuple) or isinstance(obj, (list, tuple)):
             if self.log is not None and not isinstance(obj, tuple):  # (a tuple's items are fixed)
                 self.log.append((tuple, obj, tuple(obj)))
             for i, v in enumerate(obj):
@@ -206,6 +211,7 @@ def _object_items(obj):
 _DICTS = (dict, collections.OrderedDict)
 _MODULE_DICTS = frozenset(("_parameters", "_buffers", "_modules"))  # (walked by Found.module itself)
 _MAX_NODES = 20000
+_MAX_ARRAY_BYTES = 1 << 20
 
 
 def _module_reader(m):
@@ -275,7 +281,7 @@ class _World:
     optimizers: walked anew each call), the arguments are walked first, and `paths` holds their part and the
     function's apart."""
 
-    __slots__ = ("tensors", "paths", "modules", "optimizers", "log", "state_key", "values", "too_big")
+    __slots__ = ("tensors", "paths", "modules", "optimizers", "log", "state_key", "values", "too_big", "arrays")
 
     def __init__(self, fn, args=(), kwargs=None):
         self.log = []
@@ -287,8 +293,11 @@ class _World:
         found.walk(fn, 1)
         self.tensors, self.modules, self.optimizers = found.tensors, found.modules, found.optimizers
         self.paths = (tuple(found.paths[:n_args]), tuple(found.paths[n_args:]))
-        self.values = tuple([_value_key(saved) for _, _, saved in self.log])
-        self.too_big = found.budget < 0  # more than _MAX_NODES objects: the walk stopped short
+        # NumPy arrays are read by content (a trace bakes them in as constants; one changed in place must not
+        # reuse the program): up to _MAX_ARRAY_BYTES in all, more is more than a call should compare
+        self.arrays = [(a, a.shape, a.dtype, a.tobytes()) for a in found.arrays]
+        self.values = (*[_value_key(saved) for _, _, saved in self.log], *[x[1:] for x in self.arrays])
+        self.too_big = found.budget < 0 or sum(a.nbytes for a in found.arrays) > _MAX_ARRAY_BYTES
         # the optimizer state's part of the guard key is fixed while the state dicts hold the same objects,
         # if none of them is a mutable non-tensor (a list a step appends to); else it is read per call
         fixed = all(isinstance(v, Tensor) or type(v) in _SCALARS
@@ -304,6 +313,9 @@ class _World:
                     return False
         except (KeyError, AttributeError, TypeError):  # a container lost what the walk read there
             return False
+        for a, shape, dtype, data in self.arrays:
+            if a.shape != shape or a.dtype != dtype or a.tobytes() != data:
+                return False
         return True
 
 
@@ -322,8 +334,9 @@ def _hashable(v):
 def _value_key(obj, depth=0):
     """A Python value as the guard key holds it (the call's arguments, what a walk read): scalars with their
     type (1, 1.0 and True differ), lists, tuples and dicts item by item (to the walk's depth), dtypes and
-    devices as themselves, any other object as its type and identity. Tensors stand as their type: the key
-    holds each found tensor's geometry and where it was found, and == on two tensors is elementwise."""
+    devices as themselves, NumPy arrays by content, any other object as its type and identity. Tensors stand
+    as their type: the key holds each found tensor's geometry and where it was found, and == on two tensors
+    is elementwise."""
     t = type(obj)
     if t in _SCALARS:
         return (t, obj)
@@ -336,6 +349,8 @@ def _value_key(obj, depth=0):
             return (t, tuple([(_step(k), _value_key(v, depth + 1)) for k, v in obj.items()]))
     if isinstance(obj, (core.dtypes.DType, core.Device)):
         return obj
+    if t is np.ndarray:  # (its contents: a trace bakes them in)
+        return (t, obj.shape, obj.dtype.str, obj.tobytes())
     return (t, id(obj))
 
 
@@ -358,10 +373,11 @@ def _guard_key(found, args, kwargs, state=None):
 
     Per tensor: its storage's kind, its geometry and requires_grad, whether it has a grad_fn, a .grad and a
     base; per distinct storage its value's type, shape, dtype and device, and (when two tensors share one)
-    which storage each tensor reads; then grad mode, the arguments' Python values, the modules' training
-    flags, the optimizers' param_groups and state, and where each tensor was found (_Found.paths). (List
-    comprehensions: a GPT step reads 149 tensors, and ~0.2 us a tensor here is a quarter less than a loop
-    building each entry; attrgetter maps cost more.)"""
+    which storage each tensor reads; then the global modes (_modes), the arguments' Python values, the
+    modules' training flags, the optimizers' param_groups and state, where each tensor was found
+    (_Found.paths) and the other values the walk read (_World.values). (List comprehensions: a GPT step reads
+    149 tensors, and ~0.2 us a tensor here is a quarter less than a loop building each entry; attrgetter maps
+    cost more.)"""
     tensors = found.tensors
     storages = [t._storage for t in tensors]
     kinds = (*map(type, storages),)
@@ -380,9 +396,17 @@ def _guard_key(found, args, kwargs, state=None):
                    for opt in found.optimizers for g in opt.param_groups)
     if state is None:
         state = _state_key(found.optimizers)
-    key = (grad_mode.is_grad_enabled(), _value_key(args), _value_key(kwargs), (kinds, sig, shared, values), flags,
+    key = (_modes(), _value_key(args), _value_key(kwargs), (kinds, sig, shared, values), flags,
            groups, state, found.paths, found.values)
     return key, distinct
+
+
+def _modes():
+    """The global modes a trace bakes in: grad mode, the default dtype and device factory functions use, and
+    the cpu autocast region's dtype (None outside one)."""
+    table = getattr(autocast_state._state, "table", None)
+    cast = table["cpu"][1] if table is not None and table["cpu"][0] else None
+    return (grad_mode.is_grad_enabled(), core.dtypes.default_float, core.Device.get_default(), cast)
 
 
 def _plain(key):
@@ -391,7 +415,7 @@ def _plain(key):
 
 
 def _what_changed(prev, key):
-    names = ("grad mode", "positional arguments' values", "keyword arguments' values", "tensor shapes, dtypes, "
+    names = ("grad mode, the default dtype or device, or autocast", "positional arguments' values", "keyword arguments' values", "tensor shapes, dtypes, "
              "requires_grad or layout", "module training flags", "optimizer param_groups", "optimizer state",
              "where the tensors are found (attributes, keys, closure cells)", "Python values the function reads "
              "(globals, closure cells, module attributes)")

@@ -4,6 +4,7 @@ import copy
 import math
 import warnings
 
+import numpy as np
 import pytest
 
 import mindtorch_v2 as torch
@@ -640,6 +641,44 @@ def test_what_a_module_holds_besides_parameters_is_read_and_guarded():
         with torch.no_grad():
             change()
         assert torch.equal(cm(x), m(x))
+
+
+def test_numpy_arrays_it_reads_are_guarded_by_content():
+    mask = np.ones(3, np.float32)
+
+    def f(x, scale):
+        return x * torch.from_numpy(mask) * torch.from_numpy(scale)
+
+    cf = torch.compile(f)
+    x, scale = torch.ones(3), np.full(3, 2.0, np.float32)
+    for change in (lambda: None, lambda: mask.fill(5.0), lambda: scale.fill(3.0)):
+        change()
+        assert torch.equal(cf(x, scale), f(x, scale))
+    big = np.ones(300_000, np.float32)  # 1.2 MB: more than a call should compare, so it runs eagerly
+    with pytest.warns(UserWarning, match="MiB of NumPy arrays"):
+        assert torch.compile(lambda x: x + float(big[0]))(x).tolist() == [2.0] * 3
+
+
+def test_the_global_modes_a_trace_bakes_in_are_guarded():
+    w = torch.randn(3, 3)
+
+    def f(x):
+        return x @ w, torch.ones(3)
+
+    cf = torch.compile(f)
+    x = torch.randn(3)
+
+    def same():
+        return all(a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(cf(x), f(x)))
+    assert same() and cf(x)[0].dtype == torch.float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert same() and cf(x)[0].dtype == torch.bfloat16
+    try:
+        torch.set_default_dtype(torch.float64)
+        assert same() and cf(x)[1].dtype == torch.float64
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert same()
 
 
 def test_a_function_that_reaches_too_much_runs_eagerly_with_a_warning():
