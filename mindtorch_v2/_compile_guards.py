@@ -372,12 +372,12 @@ def _guard_key(found, args, kwargs, state=None):
     """The key of this call's program, and the distinct storages (the program's inputs) in order.
 
     Per tensor: its storage's kind, its geometry and requires_grad, whether it has a grad_fn, a .grad and a
-    base; per distinct storage its value's type, shape, dtype and device, and (when two tensors share one)
-    which storage each tensor reads; then the global modes (_modes), the arguments' Python values, the
-    modules' training flags, the optimizers' param_groups and state, where each tensor was found
-    (_Found.paths) and the other values the walk read (_World.values). (List comprehensions: a GPT step reads
-    149 tensors, and ~0.2 us a tensor here is a quarter less than a loop building each entry; attrgetter maps
-    cost more.)"""
+    base, and a leaf's gradient hooks; per distinct storage its value's type, shape, dtype and device, and
+    (when two tensors share one) which storage each tensor reads; then the global modes (_modes), the
+    arguments' Python values, the modules' training flags, the optimizers' param_groups and state, where each
+    tensor was found (_Found.paths) and the other values the walk read (_World.values). (List comprehensions:
+    a GPT step reads 149 tensors, and ~0.2 us a tensor here is a quarter less than a loop building each entry;
+    attrgetter maps cost more.)"""
     tensors = found.tensors
     storages = [t._storage for t in tensors]
     kinds = (*map(type, storages),)
@@ -392,11 +392,15 @@ def _guard_key(found, args, kwargs, state=None):
         shared = tuple([index.setdefault(id(st), len(index)) for st in storages])
     values = tuple([(type(v), v.shape, v.dtype, v.device) for v in [st.value for st in distinct]])
     flags = tuple([m.training for m in found.modules])
+    # a leaf's gradient hooks (Tensor.register_hook: on its AccumulateGrad node) run inside a traced backward
+    hooked = [(k, a) for k, t in enumerate(tensors) if (a := t._acc) is not None and (a.pre_hooks or a.hooks)]
+    hooks = tuple([(k, *map(id, _chain((a.pre_hooks or {}).values())), None, *map(id, a.hooks or ()))
+                   for k, a in hooked]) if hooked else None
     groups = tuple(tuple((k, _hashable(v)) for k, v in g.items() if k != "params")
                    for opt in found.optimizers for g in opt.param_groups)
     if state is None:
         state = _state_key(found.optimizers)
-    key = (_modes(), _value_key(args), _value_key(kwargs), (kinds, sig, shared, values), flags,
+    key = (_modes(), _value_key(args), _value_key(kwargs), (kinds, sig, shared, values, hooks), flags,
            groups, state, found.paths, found.values)
     return key, distinct
 

@@ -681,6 +681,25 @@ def test_the_global_modes_a_trace_bakes_in_are_guarded():
     assert same()
 
 
+def test_gradient_hooks_on_leaves_are_guarded():
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 1)
+
+    def step(x):
+        lin.zero_grad()
+        lin(x).sum().backward()
+        return lin.weight.grad.clone(), lin.bias.grad.clone()
+
+    cs = torch.compile(step)
+    x = torch.randn(4, 3)
+    handles = []
+    for change in (lambda: None, lambda: handles.append(lin.weight.register_hook(lambda g: g * 2)),
+                   lambda: handles.pop().remove(), lambda: handles.append(lin.bias.register_hook(lambda g: g + 5)),
+                   lambda: lin.bias.register_hook(lambda g: g * 3)):
+        change()
+        assert all(torch.equal(a, b) for a, b in zip(cs(x), step(x)))
+
+
 def test_a_function_that_reaches_too_much_runs_eagerly_with_a_warning():
     junk = [object() for _ in range(25000)]
 
