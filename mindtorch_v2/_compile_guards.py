@@ -95,7 +95,7 @@ class _Found:
             return
         if isinstance(obj, np.ndarray):
             self.arrays.append(obj)
-        elif type(obj) in (list, tuple) or isinstance(obj, (list, tuple)):
+        elif type(obj) in (list, tuple) or isinstance(obj, (list, tuple, collections.deque)):
             if self.log is not None and not isinstance(obj, tuple):  # (a tuple's items are fixed)
                 self.log.append((tuple, obj, tuple(obj)))
             for i, v in enumerate(obj):
@@ -343,7 +343,7 @@ def _value_key(obj, depth=0):
     if isinstance(obj, Tensor):
         return Tensor
     if depth < 6:
-        if isinstance(obj, (list, tuple)):
+        if isinstance(obj, (list, tuple, collections.deque)):
             return (t, tuple([_value_key(v, depth + 1) for v in obj]))
         if isinstance(obj, dict):
             return (t, tuple([(_step(k), _value_key(v, depth + 1)) for k, v in obj.items()]))

@@ -700,6 +700,19 @@ def test_gradient_hooks_on_leaves_are_guarded():
         assert all(torch.equal(a, b) for a, b in zip(cs(x), step(x)))
 
 
+def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
+    import collections
+    queue = collections.deque([torch.zeros(3)])
+
+    def f(x):
+        queue[0].add_(1.0)
+        return x + queue[0]
+
+    cf = torch.compile(f)
+    for k in range(1, 4):
+        assert cf(torch.zeros(3)).tolist() == [float(k)] * 3 and queue[0].tolist() == [float(k)] * 3
+
+
 def test_a_function_that_reaches_too_much_runs_eagerly_with_a_warning():
     junk = [object() for _ in range(25000)]
 
