@@ -4,14 +4,18 @@ staging IR (core/staging.py) and run as an Executable, with guards deciding reus
 How one call runs (`CompiledFunction.__call__`):
 
   1. discover the state the code reads: the call's tensor arguments, then what is reachable from the
-     arguments, the function's closure cells, the globals its code names and `self` of a bound method:
-     tensors, modules (parameters, buffers, tensor attributes), optimizers (params, `opt.state[p]` tensors)
-     and each leaf's `.grad`. Each tensor's storage is an input of the program, by position in this order.
-     What the function reaches by itself is remembered (_World) with what each container held, and later
-     calls check those containers by identity instead of walking again (steps 1 and 2: _compile_guards.py);
-  2. the guard key: per tensor its geometry, dtype, device, requires_grad and leafness, the storage it
-     shares; the arguments' Python values, the optimizers' param_groups numbers, the modules' training
-     flags and grad mode. A known key runs its entry; a new one traces;
+     arguments, the function's closure cells, the globals its code names and `self` of a bound method,
+     through lists, tuples, deques, dicts, modules (parameters, buffers, any other attribute, hooks),
+     optimizers (params, `opt.state[p]`) and any object's attributes: its tensors and each leaf's `.grad`.
+     Each tensor's storage is an input of the program, by position in this order. What the function
+     reaches by itself is remembered (_World) with what each container held, and later calls check those
+     containers by identity instead of walking again (steps 1 and 2: _compile_guards.py). A function that
+     reaches more than 20000 objects, or more than 1 MiB of NumPy arrays, runs eagerly with a warning;
+  2. the guard key: per tensor its geometry, dtype, device, requires_grad, leafness and gradient hooks, the
+     storage it shares and where it was found; the arguments' Python values, the other values the walk met
+     (numbers, strings, functions and objects by identity, NumPy arrays by content), the optimizers'
+     param_groups numbers, the modules' training flags, grad mode, the default dtype and device and the
+     cpu autocast dtype. A known key runs its entry; a new one traces;
   3. tracing lifts every discovered storage (its `value` becomes a JitTracer, restored afterwards even on
      error), runs the function once with `is_compiling()` True and reads off, after it returns:
        - the returned tensors' values;
@@ -32,8 +36,10 @@ How one call runs (`CompiledFunction.__call__`):
      eager run succeeds. A call that first creates optimizer state runs eagerly, once; the next traces.
 
 Known limits: Python-side effects of the traced code (attributes set on objects, lists appended to) happen
-once, at trace time; a tensor the code reads that is reachable from none of the roots above is baked in
-as a constant; double backward through a compiled region raises.
+once, at trace time (a list the code appends to and reads is new state: the next call traces again); what
+the code reads through a route the walk does not follow (an object with __slots__ and no __dict__, a set,
+a C extension's container) is baked in as a constant, and an in-place write to such a tensor happens once,
+at trace time; double backward through a compiled region raises.
 """
 import builtins
 import collections
