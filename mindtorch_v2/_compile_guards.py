@@ -295,9 +295,12 @@ class _World:
         self.paths = (tuple(found.paths[:n_args]), tuple(found.paths[n_args:]))
         # NumPy arrays are read by content (a trace bakes them in as constants; one changed in place must not
         # reuse the program): up to _MAX_ARRAY_BYTES in all, more is more than a call should compare
-        self.arrays = [(a, a.shape, a.dtype, a.tobytes()) for a in found.arrays]
-        self.values = (*[_value_key(saved) for _, _, saved in self.log], *[x[1:] for x in self.arrays])
         self.too_big = found.budget < 0 or sum(a.nbytes for a in found.arrays) > _MAX_ARRAY_BYTES
+        if self.too_big:  # (the call runs eagerly: nothing to key)
+            self.arrays, self.values = [], ()
+        else:
+            self.arrays = [(a, a.shape, a.dtype, a.tobytes()) for a in found.arrays]
+            self.values = (*[_value_key(saved) for _, _, saved in self.log], *[x[1:] for x in self.arrays])
         # the optimizer state's part of the guard key is fixed while the state dicts hold the same objects,
         # if none of them is a mutable non-tensor (a list a step appends to); else it is read per call
         fixed = all(isinstance(v, Tensor) or type(v) in _SCALARS
