@@ -32,8 +32,8 @@ How one call runs (`CompiledFunction.__call__`):
   4. graph breaks run the call eagerly with a warning (once per cause), or raise Unsupported under
      fullgraph=True: a concrete value needed (`.item()`, `bool()`, `int()`, numpy(), data-dependent
      shapes), a draw of the global RNG (detected as a change of its state; eager then draws the same
-     numbers), `print`, a `torch.compiler.disable`d function, and any other error of the trace when the
-     eager run succeeds. A call that first creates optimizer state runs eagerly, once; the next traces.
+     numbers; likewise Python's `random` and NumPy's global generator), `print`, a
+     `torch.compiler.disable`d function, and any other error of the trace when the eager run succeeds. A call that first creates optimizer state runs eagerly, once; the next traces.
 
 Known limits: Python-side effects of the traced code (attributes set on objects, lists appended to) happen
 once, at trace time (a list the code appends to and reads is new state: the next call traces again); what
@@ -46,6 +46,7 @@ import collections
 import copy
 import functools
 import logging
+import random
 import sys
 import warnings
 import weakref
@@ -119,6 +120,14 @@ class _Snapshot:
         self.groups = [[{k: v for k, v in g.items()} for g in opt.param_groups] for opt in found.optimizers]
         mt = default_generator._mt.state
         self.rng = (mt, default_generator._normal, default_generator._normal_float, default_generator._fresh)
+        self.host_rng = (random.getstate(), np.random.get_state())
+
+    def host_rng_changed(self):
+        """Whether the code drew from Python's `random` or NumPy's global generator."""
+        py, (_, key, pos, gauss, cached) = random.getstate(), np.random.get_state()
+        before = self.host_rng[1]
+        return (py != self.host_rng[0] or pos != before[2] or gauss != before[3] or cached != before[4]
+                or not np.array_equal(key, before[1]))
 
     def rng_changed(self):
         now = default_generator._mt.state["state"]
@@ -226,6 +235,9 @@ def _trace(fn, args, kwargs, found, storages):
             if snap.rng_changed():
                 raise GraphBreak("a random op draws from the global generator (the compiled program would "
                                  "replay one draw)")
+            if snap.host_rng_changed():
+                raise GraphBreak("the code draws from Python's `random` or NumPy's global random generator (the "
+                                 "compiled program would replay one draw)")
             if snap.state_changed():
                 raise _NewState()
             if snap.groups_changed(found):

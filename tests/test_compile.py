@@ -713,6 +713,23 @@ def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
         assert cf(torch.zeros(3)).tolist() == [float(k)] * 3 and queue[0].tolist() == [float(k)] * 3
 
 
+def test_draws_from_pythons_or_numpys_global_generator_run_eagerly():
+    import random
+
+    def python_draw(x):
+        return x + random.random()
+
+    def numpy_draw(x):
+        return x + float(np.random.rand())
+
+    for f in (python_draw, numpy_draw):  # (warned once per function and cause)
+        cf = torch.compile(f)
+        with pytest.warns(UserWarning, match="Python's `random` or NumPy's global random generator"):
+            a = cf(torch.zeros(2))
+        b = cf(torch.zeros(2))
+        assert a[0].item() != b[0].item() and counters["traces"] == 0  # (each call draws anew, eagerly)
+
+
 def test_a_function_that_reaches_too_much_runs_eagerly_with_a_warning():
     junk = [object() for _ in range(25000)]
 
