@@ -629,6 +629,10 @@ def test_what_a_module_holds_besides_parameters_is_read_and_guarded():
         def forward(self, x):
             return self.layers[0](x * self.masks[1] * self.cfg.scale)
 
+    class Doubled(M):
+        def forward(self, x):
+            return super().forward(x) * 2
+
     m = M()
     cm = torch.compile(m)
     x = torch.randn(3)
@@ -637,7 +641,8 @@ def test_what_a_module_holds_besides_parameters_is_read_and_guarded():
                    lambda: setattr(m.cfg, "scale", 3.0), lambda: m.layers[0].weight.data.add_(1.0),
                    lambda: handles.append(m.register_forward_hook(lambda mod, inp, out: out * 2)),
                    lambda: handles.pop().remove(),
-                   lambda: m.register_forward_pre_hook(lambda mod, inp: (inp[0] + 1,))):
+                   lambda: m.register_forward_pre_hook(lambda mod, inp: (inp[0] + 1,)),
+                   lambda: setattr(m, "__class__", Doubled)):
         with torch.no_grad():
             change()
         assert torch.equal(cm(x), m(x))
