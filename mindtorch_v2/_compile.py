@@ -4,9 +4,10 @@ staging IR (core/staging.py) and run as an Executable, with guards deciding reus
 How one call runs (`CompiledFunction.__call__`):
 
   1. discover the state the code reads: the call's tensor arguments, then what is reachable from the
-     arguments, the function's closure cells, the globals its code names and `self` of a bound method,
-     through lists, tuples, deques, dicts, modules (parameters, buffers, any other attribute, hooks),
-     optimizers (params, `opt.state[p]`) and any object's attributes: its tensors and each leaf's `.grad`.
+     arguments, the function's closure cells and default argument values, the globals its code names and
+     `self` of a bound method, through lists, tuples, deques, dicts, modules (parameters, buffers, any other
+     attribute, hooks), optimizers (params, `opt.state[p]`) and any object's attributes: its tensors and
+     each leaf's `.grad`.
      Each tensor's storage is an input of the program, by position in this order. What the function
      reaches by itself is remembered (_World) with what each container held, and later calls check those
      containers by identity instead of walking again (steps 1 and 2: _compile_guards.py). A function that
@@ -39,7 +40,9 @@ Known limits: Python-side effects of the traced code (attributes set on objects,
 once, at trace time (a list the code appends to and reads is new state: the next call traces again); what
 the code reads through a route the walk does not follow (an object with __slots__ and no __dict__, a set,
 a C extension's container) is baked in as a constant, and an in-place write to such a tensor happens once,
-at trace time; double backward through a compiled region raises.
+at trace time; the attributes of Python modules and classes the code reads (a config module's values) and
+Python attributes set on tensors are read at trace time only; double backward through a compiled region
+raises.
 """
 import builtins
 import collections

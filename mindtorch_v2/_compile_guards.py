@@ -178,6 +178,10 @@ class _Found:
             return
         if self.log is not None:
             self.log.append((_function_items, fn, _function_items(fn)))
+        if fn.__defaults__:  # (a tensor default is read as any other tensor the function reaches)
+            self.walk(fn.__defaults__, depth, (*path, "__defaults__"))
+        if fn.__kwdefaults__:
+            self.walk(fn.__kwdefaults__, depth, (*path, "__kwdefaults__"))
         for i, cell in enumerate(fn.__closure__ or ()):
             try:
                 self.walk(cell.cell_contents, depth, (*path, "cell", i))
@@ -250,14 +254,15 @@ _EMPTY_CELL = object()
 
 
 def _function_items(fn):
-    """A function's code, its closure cells' contents and the globals its code names."""
+    """A function's code, its default argument values, its closure cells' contents and the globals its code
+    names."""
     cells = fn.__closure__ or ()
     try:
         contents = [c.cell_contents for c in cells]
     except ValueError:  # an empty cell
         contents = [_cell(c) for c in cells]
     code = fn.__code__
-    return (code, *contents, *map(fn.__globals__.get, code.co_names))
+    return (code, fn.__defaults__, fn.__kwdefaults__, *contents, *map(fn.__globals__.get, code.co_names))
 
 
 def _cell(c):

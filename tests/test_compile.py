@@ -735,6 +735,20 @@ def test_draws_from_pythons_or_numpys_global_generator_run_eagerly():
         assert a[0].item() != b[0].item() and counters["traces"] == 0  # (each call draws anew, eagerly)
 
 
+def test_default_argument_values_are_read_and_guarded():
+    w = torch.ones(3)
+
+    def f(x, w=w, s=2.0, *, shift=1.0):
+        return x * w * s + shift
+
+    cf = torch.compile(f)
+    x = torch.randn(3)
+    for change in (lambda: None, lambda: w.mul_(3.0), lambda: setattr(f, "__defaults__", (w, 5.0)),
+                   lambda: f.__kwdefaults__.__setitem__("shift", -1.0)):
+        change()
+        assert torch.equal(cf(x), f(x))
+
+
 def test_a_function_that_reaches_too_much_runs_eagerly_with_a_warning():
     junk = [object() for _ in range(25000)]
 
