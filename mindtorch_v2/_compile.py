@@ -4,8 +4,9 @@ staging IR (core/staging.py) and run as an Executable, with guards deciding reus
 How one call runs (`CompiledFunction.__call__`):
 
   1. discover the state the code reads: the call's tensor arguments, then what is reachable from the
-     arguments, the function's closure cells and default argument values, the globals its code names and
-     `self` of a bound method, through lists, tuples, deques, dicts, modules (parameters, buffers, any other
+     arguments, the function's closure cells and default argument values, the globals its code (and the
+     code nested in it) names, the attributes it names of the user's own modules and classes, and `self`
+     of a bound method, through lists, tuples, deques, dicts, modules (parameters, buffers, any other
      attribute, hooks), optimizers (params, `opt.state[p]`) and any object's attributes: its tensors and
      each leaf's `.grad`.
      Each tensor's storage is an input of the program, by position in this order. What the function
@@ -40,8 +41,9 @@ Known limits: Python-side effects of the traced code (attributes set on objects,
 once, at trace time (a list the code appends to and reads is new state: the next call traces again); what
 the code reads through a route the walk does not follow (an object with __slots__ and no __dict__, a set,
 a C extension's container) is baked in as a constant, and an in-place write to such a tensor happens once,
-at trace time; the attributes of Python modules and classes the code reads (a config module's values) and
-Python attributes set on tensors are read at trace time only; double backward through a compiled region
+at trace time; the attributes of installed modules and classes (the standard library, site-packages, this
+package) and Python attributes set on tensors are read at trace time only (the user's own modules and
+classes are read for the names the code uses: `cfg.scale`); double backward through a compiled region
 raises.
 """
 import builtins

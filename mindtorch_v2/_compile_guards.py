@@ -5,6 +5,9 @@ import collections
 import functools
 import itertools
 import operator
+import os
+import site
+import sys
 import types
 
 import numpy as np
@@ -188,11 +191,60 @@ class _Found:
             except ValueError:  # an empty cell
                 pass
         g = fn.__globals__
-        for name in fn.__code__.co_names:
+        names = _names(fn.__code__)
+        for name in names:
             v = g.get(name)
-            if v is None or isinstance(v, (types.ModuleType, type)) or type(v) in _SCALARS:
+            if v is None or type(v) in _SCALARS:
+                continue
+            if isinstance(v, (types.ModuleType, type)):
+                if _users(v):  # a config module or class of the user's: the attributes the code names
+                    self.namespace(v, names, depth, (*path, "global", name))
                 continue
             self.walk(v, depth, (*path, "global", name))
+
+    def namespace(self, obj, names, depth, path):
+        """The attributes of a module or class that `names` (a code's names) name: what `cfg.scale` reads."""
+        if id(obj) in self.seen:
+            return
+        self.seen.add(id(obj))
+        read = functools.partial(_attributes, names=names)
+        if self.log is not None:
+            self.log.append((read, obj, read(obj)))
+        for name, v in zip(names, read(obj)):
+            if v is not _ABSENT and not isinstance(v, (types.ModuleType, type)):
+                self.walk(v, depth + 1, (*path, name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(code):
+    """The global and attribute names a code object and the code nested in it (comprehensions, lambdas,
+    inner functions) use."""
+    names = dict.fromkeys(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.update(dict.fromkeys(_names(c)))
+    return tuple(names)
+
+
+_ABSENT = object()
+
+
+def _attributes(obj, names):
+    """obj's attributes of these names as stored (a module's dict, a class's and its bases' dicts): no
+    descriptor runs, so a classmethod reads as the same object every call, never a new bound method."""
+    if isinstance(obj, types.ModuleType):
+        d = vars(obj)
+        return tuple([d.get(n, _ABSENT) for n in names])
+    dicts = [vars(c) for c in obj.__mro__]
+    return tuple([next((d[n] for d in dicts if n in d), _ABSENT) for n in names])
+
+
+def _users(namespace):
+    """Whether a module or class is the user's own: defined in a file outside the Python installation and
+    its site-packages, and outside this package (whose modules a walk would otherwise read name by name)."""
+    module = namespace if isinstance(namespace, types.ModuleType) else sys.modules.get(namespace.__module__)
+    f = getattr(module, "__file__", None)
+    return bool(f) and not f.startswith(_LIBRARY_DIRS)
 
 
 def _step(key):
@@ -215,6 +267,8 @@ def _object_items(obj):
 _DICTS = (dict, collections.OrderedDict)
 _MODULE_DICTS = frozenset(("_parameters", "_buffers", "_modules"))  # (walked by Found.module itself)
 _MAX_NODES = 20000
+_LIBRARY_DIRS = tuple({os.path.dirname(__file__) + os.sep, sys.prefix, sys.base_prefix, sys.exec_prefix,
+                       *site.getsitepackages(), site.getusersitepackages()})
 _MAX_ARRAY_BYTES = 1 << 20
 
 
@@ -262,7 +316,7 @@ def _function_items(fn):
     except ValueError:  # an empty cell
         contents = [_cell(c) for c in cells]
     code = fn.__code__
-    return (code, fn.__defaults__, fn.__kwdefaults__, *contents, *map(fn.__globals__.get, code.co_names))
+    return (code, fn.__defaults__, fn.__kwdefaults__, *contents, *map(fn.__globals__.get, _names(code)))
 
 
 def _cell(c):

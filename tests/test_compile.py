@@ -749,6 +749,34 @@ def test_default_argument_values_are_read_and_guarded():
         assert torch.equal(cf(x), f(x))
 
 
+def test_attributes_of_the_users_config_modules_and_classes_are_guarded(tmp_path):
+    import importlib.util
+    (tmp_path / "train_cfg.py").write_text("SCALE = 2.0\n")
+    spec = importlib.util.spec_from_file_location("train_cfg", tmp_path / "train_cfg.py")
+    cfg = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cfg)
+
+    class Config:
+        shift = 1.0
+
+        @classmethod
+        def offset(cls):  # (read as stored: the same classmethod object every call)
+            return 0.5
+
+    env = {"cfg": cfg, "Config": Config}
+    exec("def f(x):\n    return x * cfg.SCALE + Config.shift + Config.offset()\n"
+         "def g(xs):\n    return [x * cfg.SCALE for x in xs]\n", env)  # (a user's module: its globals)
+    f, g = env["f"], env["g"]
+    cf, cg = torch.compile(f), torch.compile(g)
+    x = torch.randn(3)
+    for change in (lambda: None, lambda: setattr(cfg, "SCALE", 5.0), lambda: setattr(Config, "shift", -1.0)):
+        change()
+        assert torch.equal(cf(x), f(x)) and torch.equal(cg([x])[0], g([x])[0])
+    n = counters["traces"]
+    cf(x), cg([x])
+    assert counters["traces"] == n  # (nothing changed: no new trace)
+
+
 def test_a_function_that_reaches_too_much_runs_eagerly_with_a_warning():
     junk = [object() for _ in range(25000)]
 
