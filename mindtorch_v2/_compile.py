@@ -35,7 +35,8 @@ How one call runs (`CompiledFunction.__call__`):
      fullgraph=True: a concrete value needed (`.item()`, `bool()`, `int()`, numpy(), data-dependent
      shapes), a draw of the global RNG (detected as a change of its state; eager then draws the same
      numbers; likewise Python's `random` and NumPy's global generator), `print`, a
-     `torch.compiler.disable`d function, and any other error of the trace when the eager run succeeds. A call that first creates optimizer state runs eagerly, once; the next traces.
+     `torch.compiler.disable`d function, and any other error of the trace when the eager run succeeds. A
+     call that first creates optimizer state runs eagerly, once; the next traces.
 
 Known limits: Python-side effects of the traced code (attributes set on objects, lists appended to) happen
 once, at trace time (a list the code appends to and reads is new state: the next call traces again); what

@@ -481,8 +481,9 @@ def _plain(key):
 
 
 def _what_changed(prev, key):
-    names = ("grad mode, the default dtype or device, or autocast", "positional arguments' values", "keyword arguments' values", "tensor shapes, dtypes, "
-             "requires_grad or layout", "module training flags", "optimizer param_groups", "optimizer state",
+    names = ("grad mode, the default dtype or device, or autocast", "positional arguments' values",
+             "keyword arguments' values", "tensor shapes, dtypes, requires_grad, layout or hooks",
+             "module training flags", "optimizer param_groups", "optimizer state",
              "where the tensors are found (attributes, keys, closure cells)", "Python values the function reads "
              "(globals, closure cells, module attributes)")
     for name, a, b in zip(names, prev, key):

@@ -61,6 +61,9 @@ from .ops.reduction import (  # noqa: F401,A004
     sum_to_shape, sum_p, prod_p, max_p, min_p, any_p, all_p, argmax_p, argmin_p, cumsum_p, sum, prod,
     count_nonzero, max, min, any, all, argmax, argmin, cumsum, amax, amin,
 )
+from .ops.softmax import (  # noqa: F401,A004
+    softmax_p, log_softmax_p,
+)
 from .ops.scan import (  # noqa: F401,A004
     cumargmax_p, cumargmin_p, cumulative_sum, cumulative_prod, cumprod, cummax, cummin, logcumsumexp,
 )

@@ -12,6 +12,7 @@ from .elementwise import (abs, add, cast, ceil, div, exp, eq, floor, floor_divid
 from .indexing import index_add
 from .reduction import max, min, sum
 from .shape import broadcast_to, concatenate, reshape, slice_axis
+from .softmax import log_softmax_p, softmax_p
 
 __all__ = [
     "mean", "var", "std", "square", "isfinite", "logsumexp", "softmax", "log_softmax", "norm", "clamp", "clip",
@@ -102,14 +103,21 @@ def logsumexp(x, axis=None, keepdims=False):
 
 
 def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along `axis`, computed stably."""
+    """exp(x) / sum(exp(x)) along `axis`, computed stably (the softmax primitive; complex x as this
+    composite)."""
     x = _float(x)
+    if x.dtype.category == dt.FLOAT:
+        return softmax_p.bind(x, axis=_family.normalize_axes(axis, x.ndim, "softmax"))
     e = exp(sub(x, _stable_shift(x, axis, finite=False)))
     return div(e, sum(e, axis, keepdims=True))
 
 
 def log_softmax(x, axis=-1):
+    """x - log(sum(exp(x))) along `axis`, computed stably (the log_softmax primitive; complex x as this
+    composite)."""
     x = _float(x)
+    if x.dtype.category == dt.FLOAT:
+        return log_softmax_p.bind(x, axis=_family.normalize_axes(axis, x.ndim, "log_softmax"))
     shifted = sub(x, _stable_shift(x, axis, finite=False))
     return sub(shifted, log(sum(exp(shifted), axis, keepdims=True)))
 
