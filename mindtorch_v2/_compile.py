@@ -14,8 +14,9 @@ How one call runs (`CompiledFunction.__call__`):
      containers by identity instead of walking again (steps 1 and 2: _compile_guards.py). A function that
      reaches more than 20000 objects, or more than 1 MiB of NumPy arrays, runs eagerly with a warning;
   2. the guard key: per tensor its geometry, dtype, device, requires_grad, leafness and gradient hooks, the
-     storage it shares and where it was found; the arguments' Python values, the other values the walk met
-     (numbers, strings, functions and objects by identity, NumPy arrays by content), the optimizers'
+     storage it shares and where it was found; the arguments' Python values (a dataclass by its fields), the
+     other values the walk met (numbers, strings, NumPy arrays by content, functions and other objects by
+     identity, held weakly so a freed object's id reused by a new one never matches), the optimizers'
      param_groups numbers, the modules' training flags, grad mode, the default dtype and device and the
      cpu autocast dtype. A known key runs its entry; a new one traces;
   3. tracing lifts every discovered storage (its `value` becomes a JitTracer, restored afterwards even on

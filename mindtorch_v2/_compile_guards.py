@@ -9,6 +9,7 @@ import os
 import site
 import sys
 import types
+import weakref
 
 import numpy as np
 
@@ -250,7 +251,7 @@ def _users(namespace):
 def _step(key):
     """A dict key as a step of a path: itself if a str or int, else its identity (a key compared with == could
     be a Tensor, whose == is elementwise)."""
-    return key if type(key) is str or type(key) is int else ("id", id(key))
+    return key if type(key) is str or type(key) is int else ("id", _Ref(key))
 
 
 # What the walk reads of each container, as a tuple compared item by item with `is` (_World.holds).
@@ -390,7 +391,7 @@ def _hashable(v):
             return tuple(_hashable(x) for x in v)
         if isinstance(v, dict):
             return tuple((k, _hashable(x)) for k, x in v.items())
-        return (type(v), id(v))
+        return (type(v), _Ref(v))
 
 
 def _value_key(obj, depth=0):
@@ -413,7 +414,45 @@ def _value_key(obj, depth=0):
         return obj
     if t is np.ndarray:  # (its contents: a trace bakes them in)
         return (t, obj.shape, obj.dtype.str, obj.tobytes())
-    return (t, id(obj))
+    if depth < 6 and _plain_object(obj):  # (a dataclass batch: a new one each step, the same program)
+        return (t, _value_key(obj.__dict__, depth + 1))
+    return (t, _Ref(obj))
+
+
+def _plain_object(obj):
+    """An object whose attributes are what it is (a dataclass, a config): not a function, class, Python
+    module, nn.Module or optimizer (keyed by identity; a walk reads their parts)."""
+    return (type(getattr(obj, "__dict__", None)) is dict and not callable(obj)
+            and not isinstance(obj, types.ModuleType) and not _is_module(obj) and not _is_optimizer(obj))
+
+
+class _Ref:
+    """An object's identity in a guard key. Equal only to a _Ref of the same live object: an id alone can be
+    taken by a new object once the old one is freed (a new batch object per step often lands at the last
+    one's address), and a key holding only the id would then match it. Holds a weak reference where the
+    object takes one, else the object."""
+
+    __slots__ = ("_get", "_id")
+
+    def __init__(self, obj):
+        self._id = id(obj)
+        try:
+            self._get = weakref.ref(obj)
+        except TypeError:
+            self._get = functools.partial(_itself, obj)
+
+    def __eq__(self, other):
+        if type(other) is not _Ref or other._id != self._id:
+            return False
+        obj = self._get()
+        return obj is not None and obj is other._get()
+
+    def __hash__(self):
+        return self._id
+
+
+def _itself(obj):
+    return obj
 
 
 def _storage(t):

@@ -777,6 +777,38 @@ def test_attributes_of_the_users_config_modules_and_classes_are_guarded(tmp_path
     assert counters["traces"] == n  # (nothing changed: no new trace)
 
 
+def test_objects_passed_as_arguments_are_keyed_by_their_attributes_or_their_live_identity():
+    # a new batch object each call often lands at the address of the one just freed: a key holding the id alone
+    # matched it and ran the program traced with the old object's scale (silently wrong)
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Batch:
+        x: object
+        scale: float
+
+    class Slotted:
+        __slots__ = ("k",)
+
+        def __init__(self, k):
+            self.k = k
+
+    def f(b):
+        return b.x * b.scale
+
+    def g(x, s):
+        return x * s.k
+
+    cf, cg = torch.compile(f), torch.compile(g)
+    # (an object with no __dict__ is keyed by identity: each new one traces, up to the recompile limit)
+    with pytest.warns(UserWarning, match="recompile limit"):
+        for i in range(9):
+            b, s, x = Batch(torch.full((3,), float(i)), float(i % 3)), Slotted(float(i % 3)), torch.ones(2)
+            assert torch.equal(cf(b), f(b)) and torch.equal(cg(x, s), g(x, s))
+            del b, s
+    assert cf._n_traces == 3  # a dataclass by its fields: one program per scale, the tensor read where it is
+
+
 def test_a_function_that_reaches_too_much_runs_eagerly_with_a_warning():
     junk = [object() for _ in range(25000)]
 
