@@ -7,8 +7,9 @@ How one call runs (`CompiledFunction.__call__`):
      arguments, the function's closure cells and default argument values, the globals its code (and the
      code nested in it) names, the attributes it names of the user's own modules and classes, and `self`
      of a bound method, through lists, tuples, deques, dicts, modules (parameters, buffers, any other
-     attribute, hooks), optimizers (params, `opt.state[p]`) and any object's attributes: its tensors and
-     each leaf's `.grad`.
+     attribute, hooks), optimizers (params, `opt.state[p]`) and any other object's attributes that the code
+     reached names (its functions', methods' and modules' methods' names, as dynamo guards what code reads:
+     a step counter no code reads is not guarded): its tensors and each leaf's `.grad`.
      Each tensor's storage is an input of the program, by position in this order. What the function
      reaches by itself is remembered (_World) with what each container held, and later calls check those
      containers by identity instead of walking again (steps 1 and 2: _compile_guards.py). A function that

@@ -52,9 +52,12 @@ class _Found:
     of the same kinds in another order (a module attribute deleted and set again moves to the end of its
     __dict__) must not share a program."""
 
-    __slots__ = ("tensors", "paths", "ids", "modules", "optimizers", "seen", "log", "values", "budget", "arrays")
+    __slots__ = ("tensors", "paths", "ids", "modules", "optimizers", "seen", "log", "values", "budget", "arrays",
+                 "names", "pending")
 
     def __init__(self, log=None):
+        self.names = None  # with a set: the names the code reached uses (objects are read for those, `settle`)
+        self.pending = []  # objects met, read once every function reached has added its names
         self.tensors = []
         self.paths = []
         self.arrays = []  # NumPy arrays met (values a trace bakes in: guarded by content, _World)
@@ -118,14 +121,47 @@ class _Found:
         elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
             self.function(obj, depth + 1, path)
         elif type(getattr(obj, "__dict__", None)) is dict and not isinstance(obj, types.ModuleType):
-            # any other object (a config, a holder of tensors): its attributes, as a dict's items
+            # any other object (a config, a trainer, a holder of tensors)
+            if self.names is None:  # an argument: all its attributes
+                if self.log is not None:
+                    self.log.append((_object_items, obj, _object_items(obj)))
+                for k, v in obj.__dict__.items():
+                    self.walk(v, depth + 1, (*path, k))
+            else:  # reached by the function: the attributes its code names, once all names are in (settle)
+                self.pending.append((obj, depth, path))
+
+    def settle(self):
+        """Read each object the walk met for the attributes that the code reached names (`trainer.model`,
+        `cfg.scale`), as dynamo guards what the code reads: an attribute no code names (a step counter a
+        trainer bumps every step) is not guarded, so it does not make every call a new trace. The methods
+        the code names on an object (and properties) are walked first, so that their names count; an object
+        is read again for names that turn up later, until none do."""
+        done = []  # (obj, depth, path, the names read)
+        while self.pending or any(len(names) < len(self.names) for *_, names in done):
+            if self.pending:
+                obj, depth, path = self.pending.pop(0)
+                names = frozenset()
+            else:
+                k = next(i for i, entry in enumerate(done) if len(entry[3]) < len(self.names))
+                obj, depth, path, names = done.pop(k)
+            for name in [n for n in self.names if n not in names]:  # (the names may grow as methods are walked)
+                code = _code_of(_stored(type(obj), name))
+                if code is not None:
+                    self.function(code, depth + 1, (*path, name))
+            new = frozenset(self.names)
+            d, cls = obj.__dict__, type(obj)
+            present = tuple(sorted(n for n in new - names if n in d or _stored(cls, n) is not _ABSENT))
+            read = functools.partial(_object_attributes, names=present)
             if self.log is not None:
-                self.log.append((_object_items, obj, _object_items(obj)))
-            for k, v in obj.__dict__.items():
-                self.walk(v, depth + 1, (*path, k))
+                self.log.append((read, obj, read(obj)))
+            for name in present:
+                self.walk(d[name] if name in d else _stored(cls, name), depth + 1, (*path, name))
+            done.append((obj, depth, path, new))
 
     def module(self, m, path, depth):
         self.modules.append(m)
+        if self.names is not None:  # (what its forward and other methods read of the objects it holds)
+            self.names.update(_class_names(type(m)))
         d = m.__dict__
         if self.log is not None:
             read = _module_reader(m)
@@ -180,6 +216,8 @@ class _Found:
             fn = fn.__func__
         if not isinstance(fn, types.FunctionType) or depth > 3:
             return
+        if self.names is not None:
+            self.names.update(_names(fn.__code__))
         if self.log is not None:
             self.log.append((_function_items, fn, _function_items(fn)))
         if fn.__defaults__:  # (a tensor default is read as any other tensor the function reaches)
@@ -228,6 +266,40 @@ def _names(code):
 
 
 _ABSENT = object()
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_names(cls):
+    """The names the methods (and properties) a class and its bases define use."""
+    names = {}
+    for c in cls.__mro__:
+        for v in vars(c).values():
+            code = _code_of(v)
+            if code is not None:
+                names.update(dict.fromkeys(_names(code.__code__)))
+    return tuple(names)
+
+
+def _stored(cls, name):
+    """A class's attribute as stored in it or a base (no descriptor runs), or _ABSENT."""
+    return next((vars(c)[name] for c in cls.__mro__ if name in vars(c)), _ABSENT)
+
+
+def _code_of(attr):
+    """The function behind a method, static or class method, or property getter stored on a class (None for
+    anything else)."""
+    if isinstance(attr, (staticmethod, classmethod)):
+        attr = attr.__func__
+    elif isinstance(attr, property):
+        attr = attr.fget
+    return attr if isinstance(attr, types.FunctionType) else None
+
+
+def _object_attributes(obj, names):
+    """An object's class and attribute names (one set later, or deleted, shows), and for each of `names` its
+    instance attribute or else its class attribute as stored."""
+    d, cls = obj.__dict__, type(obj)
+    return (cls, *d, *[d[n] if n in d else _stored(cls, n) for n in names])
 
 
 def _attributes(obj, names):
@@ -350,7 +422,9 @@ class _World:
         if kwargs:
             found.walk(kwargs, 0, ("kwargs",))
         n_args = len(found.paths)
+        found.names = set()
         found.walk(fn, 1)
+        found.settle()
         self.tensors, self.modules, self.optimizers = found.tensors, found.modules, found.optimizers
         self.paths = (tuple(found.paths[:n_args]), tuple(found.paths[n_args:]))
         # NumPy arrays are read by content (a trace bakes them in as constants; one changed in place must not

@@ -809,6 +809,32 @@ def test_objects_passed_as_arguments_are_keyed_by_their_attributes_or_their_live
     assert cf._n_traces == 3  # a dataclass by its fields: one program per scale, the tensor read where it is
 
 
+def test_an_objects_attributes_are_guarded_where_the_code_names_them():
+    # as dynamo guards what the code reads: trainer.step, bumped every step and read by no code, must not make
+    # every call a new trace; trainer.scale (read here) and trainer.factor (read by the method it calls) are
+    # guarded
+    class Trainer:
+        def __init__(self):
+            self.scale, self.factor, self.step = 2.0, 3.0, 0
+
+        def loss(self, x):
+            return (x * self.factor).sum()
+
+    trainer = Trainer()
+
+    def f(x):
+        return trainer.loss(x * trainer.scale)
+
+    cf = torch.compile(f)
+    x = torch.randn(3)
+    for change in (lambda: None, lambda: setattr(trainer, "scale", 5.0), lambda: setattr(trainer, "factor", -1.0)):
+        change()
+        for _ in range(3):
+            trainer.step += 1
+            assert torch.equal(cf(x), f(x))
+    assert cf._n_traces == 3
+
+
 def test_a_function_that_reaches_too_much_runs_eagerly_with_a_warning():
     junk = [object() for _ in range(25000)]
 
