@@ -73,11 +73,12 @@ sum_p = Primitive("sum", _reduce_meta("sum", _sum_dtype), linear=True,
 
 
 def _reduce_batch(prim):
-    """Batch axis first; the reduced axes shift by one (a 0-d value reduces over nothing)."""
-    def rule(vals, bdims, *, axis, keepdims):
+    """Batch axis first; the reduced axes shift by one (a 0-d value reduces over nothing); any other params
+    (keepdims) pass as they are. Also softmax's and log_softmax's rule."""
+    def rule(vals, bdims, *, axis, **params):
         x = move_to_front(vals[0], bdims[0])
         nd = len(x.shape) - 1
-        return prim.bind(x, axis=tuple(a + 1 for a in axis if a < nd), keepdims=keepdims), 0
+        return prim.bind(x, axis=tuple(a + 1 for a in axis if a < nd), **params), 0
     return rule
 
 

@@ -11,9 +11,8 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..primitive import Primitive
-from ._family import move_to_front
 from .elementwise import exp, mul, sub
-from .reduction import _acc_dtype, _check_axes, _narrow, sum_p
+from .reduction import _check_axes, _reduce_batch, _sum_cpu, sum_p
 
 __all__ = ["softmax_p", "log_softmax_p"]
 
@@ -31,15 +30,6 @@ def _sum(x, axis):
     return sum_p.bind(x, axis=axis, keepdims=True)
 
 
-def _batch(prim):
-    """Batch axis first; the axes shift by one."""
-    def rule(vals, bdims, *, axis):
-        x = move_to_front(vals[0], bdims[0])
-        nd = len(x.shape) - 1  # (a 0-d value's axis 0 is over nothing: its one element)
-        return prim.bind(x, axis=tuple(a + 1 for a in axis if a < nd)), 0
-    return rule
-
-
 log_softmax_p = Primitive(
     "log_softmax", _meta("log_softmax"), vjp_reads=("out",),
     vjp=(lambda g, out, x, *, axis: sub(g, mul(exp(out), _sum(g, axis))),),
@@ -48,8 +38,8 @@ softmax_p = Primitive(
     "softmax", _meta("softmax"), vjp_reads=("out",),
     vjp=(lambda g, out, x, *, axis: mul(out, sub(g, _sum(mul(g, out), axis))),),
     jvp=lambda ts, out, x, *, axis: mul(out, sub(ts[0], _sum(mul(out, ts[0]), axis))))
-log_softmax_p.batch = _batch(log_softmax_p)
-softmax_p.batch = _batch(softmax_p)
+log_softmax_p.batch = _reduce_batch(log_softmax_p)
+softmax_p.batch = _reduce_batch(softmax_p)
 
 
 def _shifted(x, axis):
@@ -62,7 +52,7 @@ def _shifted(x, axis):
 
 
 def _sum_exp(e, axis):
-    return _narrow(np.add.reduce(e, axis=axis if e.ndim else None, dtype=_acc_dtype(e), keepdims=True), e)
+    return _sum_cpu(e, axis=axis, keepdims=True)  # (sum's own lowering: its accumulation and rounding)
 
 
 @log_softmax_p.def_impl("cpu")
