@@ -120,8 +120,7 @@ class _Found:
             self.function(obj._fn, depth + 1, path)
         elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
             self.function(obj, depth + 1, path)
-        elif type(getattr(obj, "__dict__", None)) is dict and not isinstance(obj, types.ModuleType):
-            # any other object (a config, a trainer, a holder of tensors)
+        elif _plain_object(obj):  # any other object (a config, a trainer, a holder of tensors)
             if self.names is None:  # an argument: all its attributes
                 if self.log is not None:
                     self.log.append((_object_items, obj, _object_items(obj)))
@@ -308,8 +307,7 @@ def _attributes(obj, names):
     if isinstance(obj, types.ModuleType):
         d = vars(obj)
         return tuple([d.get(n, _ABSENT) for n in names])
-    dicts = [vars(c) for c in obj.__mro__]
-    return tuple([next((d[n] for d in dicts if n in d), _ABSENT) for n in names])
+    return tuple([_stored(obj, n) for n in names])
 
 
 def _users(namespace):
@@ -494,10 +492,14 @@ def _value_key(obj, depth=0):
 
 
 def _plain_object(obj):
-    """An object whose attributes are what it is (a dataclass, a config): not a function, class, Python
-    module, nn.Module or optimizer (keyed by identity; a walk reads their parts)."""
-    return (type(getattr(obj, "__dict__", None)) is dict and not callable(obj)
-            and not isinstance(obj, types.ModuleType) and not _is_module(obj) and not _is_optimizer(obj))
+    """An object whose attributes are what it is (a dataclass, a config, a trainer): one with a __dict__ that
+    is no function, Python module, compiled function, nn.Module or optimizer (each of those the walk reads its
+    own way; the guard key holds them by identity)."""
+    return (type(getattr(obj, "__dict__", None)) is dict and not isinstance(obj, _NOT_PLAIN)
+            and not _is_module(obj) and not _is_optimizer(obj))
+
+
+_NOT_PLAIN = (types.ModuleType, types.FunctionType, types.MethodType, functools.partial, Wrapper)
 
 
 class _Ref:
