@@ -1,6 +1,7 @@
 """grad / value_and_grad / vjp / jvp / jacrev / jacfwd / hessian over pytrees,
 their nesting (higher order, no perturbation confusion) and their errors."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -268,9 +269,37 @@ def test_python_control_flow_on_concrete_comparisons_works():
     assert core.jvp(f, (a(-2.0),), (a(1.0),))[1].item() == -1.0
 
 
-def test_truth_value_of_a_tracer_raises():
-    with pytest.raises(TypeError, match="truth value"):
-        core.grad(lambda x: x if x else -x)(a(1.0))
+def test_python_conversions_under_grad_read_the_concrete_primal_as_a_constant():
+    # as JAX's: grad and jvp trace concrete primals, so bool/float/item work on the traced value itself, and
+    # what they give is a Python number: no derivative flows through it
+    assert core.grad(lambda x: x if x else -x)(a(1.0)).item() == 1.0
+    assert core.grad(lambda x: x if x else -x)(a(0.0)).item() == -1.0
+    assert core.grad(lambda x: x * float(x))(a(3.0)).item() == 3.0
+    assert core.grad(lambda x: x * x.item())(a(3.0)).item() == 3.0
+    assert core.grad(lambda x: (x * x.tolist()[1]).sum())(a([1.0, 2.0])).tolist() == [2.0, 2.0]
+    assert core.jvp(lambda x: x * int(x), (a(2.0),), (a(1.0),))[1].item() == 2.0
+    assert core.grad(lambda x: core.grad(lambda y: y * float(y))(x) * x)(a(3.0)).item() == 3.0  # nested
+
+
+@pytest.mark.parametrize("convert, what", [
+    (bool, "truth value"), (float, "float()"), (int, "int()"), (lambda x: x.item(), "item()"),
+    (lambda x: x.tolist(), "tolist()"),
+])
+def test_python_conversions_under_vmap_raise_concretization_errors_naming_the_conversion(convert, what):
+    with pytest.raises(core.ConcretizationTypeError, match=re.escape(what) + ".*traced by vmap") as info:
+        core.vmap(lambda x: x * convert(x.sum()))(a([[1.0, 2.0], [3.0, 4.0]]))
+    assert info.value.transform == "vmap"
+    with pytest.raises(core.ConcretizationTypeError, match="traced by vmap"):  # vmap inside grad: still batched
+        core.grad(lambda x: core.vmap(lambda r: r * convert(r.sum()))(x).sum())(a([[1.0, 2.0], [3.0, 4.0]]))
+
+
+@pytest.mark.parametrize("transform", [
+    lambda f, x: core.grad(lambda x: f(x).sum())(x), lambda f, x: core.vmap(f)(core.stack([x, x])),
+    lambda f, x: core.jvp(f, (x,), (core.ones_like(x),))])
+def test_a_traced_array_never_becomes_a_numpy_array(transform):
+    # it would drop the derivative or the batch silently (it used to become an object array of tracers)
+    with pytest.raises(core.ConcretizationTypeError, match="cannot be converted to a NumPy array"):
+        transform(lambda x: x * np.asarray(x), a([1.0, 2.0]))
 
 
 @pytest.mark.parametrize("transform, name", [

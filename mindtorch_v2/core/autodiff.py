@@ -71,6 +71,10 @@ class JVPTracer(Tracer):
     dtype = property(lambda self: self.primal.dtype)
     device = property(lambda self: self.primal.device)
 
+    def concrete(self, what):  # (the primal: concrete unless an inner transform traces it)
+        p = self.primal
+        return p if type(p) is Array else p.concrete(what)
+
 
 class JVPTrace(Trace):
     __slots__ = ()
@@ -157,6 +161,10 @@ class VJPTracer(Tracer):
     shape = property(lambda self: self.primal.shape)
     dtype = property(lambda self: self.primal.dtype)
     device = property(lambda self: self.primal.device)
+
+    def concrete(self, what):  # (the primal: concrete unless an inner transform traces it)
+        p = self.primal
+        return p if type(p) is Array else p.concrete(what)
 
 
 class VJPTrace(Trace):

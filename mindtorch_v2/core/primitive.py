@@ -324,15 +324,62 @@ class UnexpectedTracerError(TypeError):
     e.g. stored in a global or a closure), as JAX's UnexpectedTracerError."""
 
 
+class ConcretizationTypeError(TypeError):
+    """A traced value was used where Python needs a concrete one (if, int(), .item()), as JAX's. `transform`
+    names the transform that traces it ("jit", "vmap", ...)."""
+
+    def __init__(self, message, transform=None):
+        super().__init__(message)
+        self.transform = transform
+
+
 class Tracer(ArrayBase):
-    """A value flowing through a transform. Subclasses give `shape`, `dtype` and `device`."""
+    """A value flowing through a transform. Subclasses give `shape`, `dtype` and `device`.
+
+    Python conversions (bool, int, float, complex, index, item, tolist) read `concrete()`: the transforms that
+    carry a concrete value (grad, vjp and jvp trace concrete primals) give it, so Python control flow on them
+    works as in JAX, and the converted value is a constant (no derivative flows through a Python number);
+    the others (vmap: one value per batch element; jit: none) raise ConcretizationTypeError. A NumPy
+    conversion is refused under every transform: it would drop the derivative or the batch silently."""
 
     __slots__ = ("_main",)
 
+    def concrete(self, what):
+        """The concrete Array under this traced value, or ConcretizationTypeError naming `what` (the conversion
+        that needs it)."""
+        transform = self._main.trace.transform
+        raise ConcretizationTypeError(
+            f"{what} needs a concrete value, but this array is traced by {transform} (shape {self.shape}, dtype "
+            f"{self.dtype.name}): Python control flow and conversions cannot depend on it. Use core.where for "
+            "data-dependent choices.", transform)
+
     def __bool__(self):
-        raise TypeError(
-            "the truth value of a traced array is not known while tracing a transform; "
-            "use core.where for data-dependent choices")
+        return bool(self.concrete("the truth value of an array (if/while/and/or)"))
+
+    def __int__(self):
+        return int(self.concrete("int()"))
+
+    def __float__(self):
+        return float(self.concrete("float()"))
+
+    def __complex__(self):
+        return complex(self.concrete("complex()").item())
+
+    def __index__(self):
+        return self.concrete("use as an index (__index__)").__index__()
+
+    def item(self):
+        return self.concrete("item()").item()
+
+    def tolist(self):
+        return self.concrete("tolist()").tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        transform = self._main.trace.transform
+        raise ConcretizationTypeError(
+            f"a traced array cannot be converted to a NumPy array (traced by {transform}, shape {self.shape}): the "
+            "conversion would drop what the transform carries. Use core ops on it, or .item()/float() for a "
+            "concrete scalar where the transform has one (grad, vjp, jvp).", transform)
 
     def __repr__(self):
         return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype.name}, level={self._main.level})"

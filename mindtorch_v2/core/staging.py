@@ -42,17 +42,13 @@ from .devices import meta as _meta
 from .jaxpr import Eqn, Jaxpr, Literal, Var, eval_jaxpr, optimize, partition
 from .ops.elementwise import cast_p
 from .ops.creation import asarray
-from .primitive import Trace, Tracer, new_main
+from .primitive import ConcretizationTypeError, Trace, Tracer, new_main
 from .pytree import tree_flatten, tree_unflatten
 
 __all__ = ["jit", "make_jaxpr", "ConcretizationTypeError", "RecompileWarning", "trace_flat", "Executable",
            "vjp_jaxprs"]
 
 _log = logging.getLogger("mindtorch_v2.jit")
-
-
-class ConcretizationTypeError(TypeError):
-    """A traced value was used where Python needs a concrete one (if, int(), .item()), as JAX's."""
 
 
 class RecompileWarning(UserWarning):
@@ -73,35 +69,14 @@ class JitTracer(Tracer):
     dtype = property(lambda self: self.var.aval.dtype)
     device = property(lambda self: self.var.aval.device)
 
-    def _concrete(self, what):
+    def concrete(self, what):
         raise ConcretizationTypeError(
             f"{what} needs a concrete value, but this array is traced by jit (shape {self.shape}, dtype "
             f"{self.dtype.name}): Python control flow and conversions cannot depend on traced values. Use "
-            "core.where (or compute both branches), or mark the argument static with static_argnums.")
-
-    def __bool__(self):
-        self._concrete("the truth value of an array (if/while/and/or)")
-
-    def __int__(self):
-        self._concrete("int()")
-
-    def __float__(self):
-        self._concrete("float()")
-
-    def __complex__(self):
-        self._concrete("complex()")
-
-    def __index__(self):
-        self._concrete("use as an index (__index__)")
-
-    def item(self):
-        self._concrete("item()")
-
-    def tolist(self):
-        self._concrete("tolist()")
+            "core.where (or compute both branches), or mark the argument static with static_argnums.", "jit")
 
     def __array__(self, dtype=None, copy=None):
-        self._concrete("conversion to a numpy array")
+        self.concrete("conversion to a numpy array")
 
 
 class JitTrace(Trace):
