@@ -343,13 +343,14 @@ def _breaks(fn, *args, match):
     return ref, got, again
 
 
-@pytest.mark.parametrize("fn", [
-    lambda x: x * x.sum().item(),
-    lambda x: x * 2 if bool(x.sum() > 0) else x,
-    lambda x: x * float(x.max()),
-], ids=["item", "bool", "float"])
-def test_concrete_values_are_graph_breaks(fn):
-    ref, got, again = _breaks(fn, torch.randn(4), match="concrete value")
+@pytest.mark.parametrize("fn, what", [
+    (lambda x: x * x.sum().item(), r"\(item\(\)\)"),
+    (lambda x: x * 2 if bool(x.sum() > 0) else x, r"\(the truth value of a tensor \(if/while/and/or\)\)"),
+    (lambda x: x * float(x.max()), r"\(item\(\)\)"),
+    (lambda x: x * x.tolist()[0], r"\(tolist\(\)\)"),
+], ids=["item", "bool", "float", "tolist"])
+def test_concrete_values_are_graph_breaks_naming_the_conversion(fn, what):
+    ref, got, again = _breaks(fn, torch.randn(4), match="concrete value is needed " + what)
     assert torch.equal(ref, got) and torch.equal(ref, again)
 
 

@@ -2,6 +2,8 @@
 (in_dims, out_dims, randomness), their nesting, per-example gradients against a loop of
 torch.autograd.grad, caller tensors left alone, functionalized in-place ops inside transforms,
 and functional_call / stack_module_state ensembles (torch.func semantics)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -185,6 +187,52 @@ def test_hessian():
     close(h, func.jacfwd(func.jacrev(f))(T(x)), tol=1e-9)
     close(h, func.jacrev(func.jacrev(f))(T(x)), tol=1e-9)
     close(h, npy(h).T, tol=1e-9)
+
+
+# Python numbers taken from a traced tensor: constants under grad/jvp (PyTorch 2.13 gives each expected value
+# below), PyTorch's RuntimeError under vmap
+
+def test_python_numbers_from_a_tensor_under_grad_and_jvp_are_constants():
+    ones = torch.ones(3)
+    close(func.grad(lambda x: x.sum() * x.sum().item())(ones), [3.0, 3.0, 3.0])
+    close(func.grad(lambda x: x.sum() * float(x.sum().detach()))(ones), [3.0, 3.0, 3.0])
+    close(func.grad(lambda x: x.sum() * int(x.sum().detach()))(ones), [3.0, 3.0, 3.0])
+    close(func.grad(lambda x: x.sum() * x.tolist()[0])(ones), [1.0, 1.0, 1.0])
+    close(func.grad(lambda x: x.sum() if x.sum() > 0 else -x.sum())(ones), [1.0, 1.0, 1.0])
+    close(func.grad(lambda x: x.sum() if x.sum() > 0 else -x.sum())(-ones), [-1.0, -1.0, -1.0])
+    m = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    out, tangent = func.jvp(lambda x: x * x.sum().item(), (m,), (torch.ones_like(m),))
+    close(out, [[10.0, 20.0], [30.0, 40.0]])
+    close(tangent, [[10.0, 10.0], [10.0, 10.0]])
+    close(func.jacrev(lambda x: x * x.sum().item())(m[0]), [[3.0, 0.0], [0.0, 3.0]])
+    close(func.jacfwd(lambda x: x * x.sum().item())(m[0]), [[3.0, 0.0], [0.0, 3.0]])
+    close(func.hessian(lambda x: (x * x.sum().item()).sum())(m[0]), [[0.0, 0.0], [0.0, 0.0]])
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda r: r * r.sum().item(), "calling .item() on a Tensor"),
+    (lambda r: r * float(r.sum()), "calling .item() on a Tensor"),
+    (lambda r: r * int(r.sum()), "calling .item() on a Tensor"),
+    (lambda r: r if r.sum() > 4 else -r, "data-dependent control flow"),
+    (lambda r: r * r.tolist()[0], "tolist()"),
+], ids=["item", "float", "int", "bool", "tolist"])
+def test_python_numbers_from_a_batched_tensor_raise_pytorchs_vmap_error(fn, message):
+    m = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    for transform in (func.vmap(fn), func.grad(lambda x: func.vmap(fn)(x).sum()),
+                      func.vmap(func.grad(lambda r: fn(r).sum()))):
+        with pytest.raises(RuntimeError, match=r"^vmap: .*" + re.escape(message)):
+            transform(m)
+
+
+def test_a_traced_tensor_prints_as_pytorchs_wrappers():
+    seen = []
+    x = torch.ones(2, 3)
+    func.vmap(func.grad(lambda r: seen.append(repr(r)) or r.sum()))(x)
+    func.jvp(lambda r: seen.append(repr(r)) or r, (x[0],), (x[0],))
+    assert seen == [
+        "GradTrackingTensor(lvl=2, value=\n    BatchedTensor(lvl=1, bdim=0, value=\n        tensor([[1., 1., 1.],\n"
+        "                [1., 1., 1.]])\n    )\n)",
+        "GradTrackingTensor(lvl=1, value=\n    tensor([1., 1., 1.])\n)"]
 
 
 # ---------------------------------------------------------------------------

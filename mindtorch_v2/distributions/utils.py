@@ -28,11 +28,16 @@ def broadcast_all(*values):
 
 
 def all_true(valid):
-    """Whether every element of the bool tensor is true. A value traced by torch.func has no readable truth:
-    the check passes there (a batched check would not stop a vmap either)."""
+    """Whether every element of the bool tensor is true. Under torch.func.grad the check reads the concrete
+    values; a value that vmap batches or torch.compile traces has no one truth to read: the check passes
+    there, as PyTorch's does under vmap."""
     try:
         return bool(valid.all())
-    except TypeError:
+    except TypeError:  # (torch.compile's trace: ConcretizationTypeError)
+        return True
+    except RuntimeError as exc:
+        if not str(exc).startswith("vmap:"):
+            raise
         return True
 
 

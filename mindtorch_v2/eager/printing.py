@@ -118,7 +118,7 @@ def _add_suffixes(body, suffixes, indent):
 def _format(t):
     v = t._value()
     if not isinstance(v, core.Array):
-        return f"tensor(<traced {type(v).__name__}>, shape={list(t._shape)})"
+        return _format_traced(type(t), v, list(t._shape))
     prefix = "tensor("
     suffixes = []
     if t.device.type != "cpu":
@@ -149,3 +149,18 @@ def _format(t):
     elif t._rg:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, len(prefix))
+
+
+def _format_traced(cls, v, shape):
+    """A tensor that a torch.func transform traces, as PyTorch prints it: grad's and jvp's as a
+    GradTrackingTensor around the primal, vmap's as a BatchedTensor around the batched value (with its batch
+    axis); jit's (torch.compile's trace) by its shape alone."""
+    level = getattr(getattr(v, "_main", None), "level", 0) + 1  # (PyTorch counts transforms from 1)
+    if hasattr(v, "primal"):
+        head, inner = f"GradTrackingTensor(lvl={level}, value=", v.primal
+    elif hasattr(v, "bdim") and v.bdim is not None:
+        head, inner = f"BatchedTensor(lvl={level}, bdim={v.bdim}, value=", v.val
+    else:
+        return f"tensor(<traced {type(v).__name__}>, shape={shape})"
+    body = _format(cls._from_value(inner)).replace("\n", "\n    ")
+    return f"{head}\n    {body}\n)"

@@ -290,6 +290,16 @@ _INFERENCE_INPLACE = ("Inplace update to inference tensor outside InferenceMode 
                       "more details.")
 
 
+
+# PyTorch's errors for Python conversions of a tensor that vmap batches (Tensor._concrete)
+_VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on "
+              "a Tensor, please try to rewrite what you're doing with other operations.")
+_VMAP_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We "
+                      "don't support that yet: use torch.where (or compute both branches) instead.")
+_VMAP_TOLIST = ("vmap: tolist() needs the values of a batched tensor (one per batch element), which vmap does not "
+                "have; rewrite it with tensor operations.")
+
+
 class Tensor:
     """A torch-style tensor. Build with torch.tensor / zeros / ..., never directly from data here."""
 
@@ -500,18 +510,33 @@ class Tensor:
         arr = np.asarray(self._value())
         return arr.astype(dtype) if dtype is not None else arr
 
+    def _concrete(self, what, under_vmap):
+        """This tensor's core value for a Python conversion (`what`). Under torch.func.grad, vjp and jvp: the
+        concrete primal, a constant (no derivative flows through a Python number, as PyTorch's); under vmap:
+        RuntimeError(under_vmap), as PyTorch's; under torch.compile's trace: core's ConcretizationTypeError
+        (a graph break naming `what`)."""
+        v = self._value()
+        if type(v) is _Array:
+            return v
+        try:
+            return v.concrete(what)
+        except core.ConcretizationTypeError as exc:
+            if exc.transform == "vmap":
+                raise RuntimeError(under_vmap) from None
+            raise
+
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return np.asarray(self._value()).reshape(()).item()
+        return self._concrete("item()", _VMAP_ITEM).item()
 
     def tolist(self):
-        return np.asarray(self._value()).tolist()
+        return self._concrete("tolist()", _VMAP_TOLIST).tolist()
 
     def __bool__(self):
         if self.numel() != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self.item())
+        return bool(self._concrete("the truth value of a tensor (if/while/and/or)", _VMAP_CONTROL_FLOW).item())
 
     def __float__(self):
         return float(self.item())
