@@ -224,6 +224,15 @@ def test_python_numbers_from_a_batched_tensor_raise_pytorchs_vmap_error(fn, mess
             transform(m)
 
 
+@pytest.mark.parametrize("convert", [np.asarray, lambda t: t.detach().numpy()], ids=["asarray", "numpy"])
+def test_a_traced_tensor_never_becomes_a_numpy_array(convert):
+    # it would drop the derivative or the batch silently; PyTorch raises RuntimeError too
+    for transform in (func.grad(lambda x: (x * float(convert(x).sum())).sum()),
+                      func.vmap(lambda x: x * float(convert(x).sum()))):
+        with pytest.raises(RuntimeError, match=r"numpy\(\) is not available inside a function transform"):
+            transform(torch.ones(2, 3))
+
+
 def test_a_traced_tensor_prints_as_pytorchs_wrappers():
     seen = []
     x = torch.ones(2, 3)

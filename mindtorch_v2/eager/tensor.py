@@ -296,6 +296,8 @@ _VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't 
               "a Tensor, please try to rewrite what you're doing with other operations.")
 _VMAP_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We "
                       "don't support that yet: use torch.where (or compute both branches) instead.")
+_TRACED_NUMPY = ("numpy() is not available inside a function transform (the value is traced): it would drop the "
+                 "derivative or the batch. Use tensor operations, or .item() for a number under torch.func.grad")
 _VMAP_TOLIST = ("vmap: tolist() needs the values of a batched tensor (one per batch element), which vmap does not "
                 "have; rewrite it with tensor operations.")
 
@@ -503,11 +505,14 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         v = self._value()
         if not isinstance(v, core.Array):
-            raise RuntimeError("numpy() is not available inside a function transform (the value is traced)")
+            raise RuntimeError(_TRACED_NUMPY)
         return np.asarray(v)
 
     def __array__(self, dtype=None, copy=None):
-        arr = np.asarray(self._value())
+        v = self._value()
+        if not isinstance(v, core.Array):  # (PyTorch's error type: RuntimeError)
+            raise RuntimeError(_TRACED_NUMPY)
+        arr = np.asarray(v)
         return arr.astype(dtype) if dtype is not None else arr
 
     def _concrete(self, what, under_vmap):
