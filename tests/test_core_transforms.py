@@ -298,7 +298,7 @@ def test_python_conversions_under_vmap_raise_concretization_errors_naming_the_co
     lambda f, x: core.jvp(f, (x,), (core.ones_like(x),))])
 def test_a_traced_array_never_becomes_a_numpy_array(transform):
     # it would drop the derivative or the batch silently (it used to become an object array of tracers)
-    with pytest.raises(core.ConcretizationTypeError, match="cannot be converted to a NumPy array"):
+    with pytest.raises(core.ConcretizationTypeError, match="cannot be converted to a numpy array"):
         transform(lambda x: x * np.asarray(x), a([1.0, 2.0]))
 
 

@@ -310,6 +310,7 @@ class Trace:
 
     __slots__ = ("main", "finished")
     transform = "a transform"
+    concrete_hint = ""  # what else a ConcretizationTypeError suggests (jit: static arguments)
 
     def __init__(self, main):
         self.main = main
@@ -347,11 +348,11 @@ class Tracer(ArrayBase):
     def concrete(self, what):
         """The concrete Array under this traced value, or ConcretizationTypeError naming `what` (the conversion
         that needs it)."""
-        transform = self._main.trace.transform
+        trace = self._main.trace
         raise ConcretizationTypeError(
-            f"{what} needs a concrete value, but this array is traced by {transform} (shape {self.shape}, dtype "
-            f"{self.dtype.name}): Python control flow and conversions cannot depend on it. Use core.where for "
-            "data-dependent choices.", transform)
+            f"{what} needs a concrete value, but this array is traced by {trace.transform} (shape {self.shape}, "
+            f"dtype {self.dtype.name}): Python control flow and conversions cannot depend on traced values. Use "
+            f"core.where (or compute both branches){trace.concrete_hint}.", trace.transform)
 
     def __bool__(self):
         return bool(self.concrete("the truth value of an array (if/while/and/or)"))
@@ -377,7 +378,7 @@ class Tracer(ArrayBase):
     def __array__(self, dtype=None, copy=None):
         transform = self._main.trace.transform
         raise ConcretizationTypeError(
-            f"a traced array cannot be converted to a NumPy array (traced by {transform}, shape {self.shape}): the "
+            f"a traced array cannot be converted to a numpy array (traced by {transform}, shape {self.shape}): the "
             "conversion would drop what the transform carries. Use core ops on it, or .item()/float() for a "
             "concrete scalar where the transform has one (grad, vjp, jvp).", transform)
 

@@ -69,19 +69,11 @@ class JitTracer(Tracer):
     dtype = property(lambda self: self.var.aval.dtype)
     device = property(lambda self: self.var.aval.device)
 
-    def concrete(self, what):
-        raise ConcretizationTypeError(
-            f"{what} needs a concrete value, but this array is traced by jit (shape {self.shape}, dtype "
-            f"{self.dtype.name}): Python control flow and conversions cannot depend on traced values. Use "
-            "core.where (or compute both branches), or mark the argument static with static_argnums.", "jit")
-
-    def __array__(self, dtype=None, copy=None):
-        self.concrete("conversion to a numpy array")
-
 
 class JitTrace(Trace):
     __slots__ = ("eqns", "literals")
     transform = "jit"
+    concrete_hint = ", or mark the argument static with static_argnums"
 
     def __init__(self, main):
         Trace.__init__(self, main)
