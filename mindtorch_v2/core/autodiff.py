@@ -23,7 +23,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .array import Array
-from .primitive import Primitive, Trace, Tracer, new_main, zeros_like
+from .primitive import _STACK, Primitive, Trace, Tracer, new_main, zeros_like
 
 # ---------------------------------------------------------------------------
 # the sum of two cotangents: owned here (JAX's ad_util.add_jaxvals), so the interpreters need no op family.
@@ -168,8 +168,12 @@ class VJPTracer(Tracer):
 
 
 class VJPTrace(Trace):
-    __slots__ = ()
+    __slots__ = ("paused",)
     transform = "vjp (grad)"
+
+    def __init__(self, main):
+        Trace.__init__(self, main)
+        self.paused = False  # set by pause_reverse: binds give constants (values of the level below)
 
     def process(self, prim, args, params):
         main = self.main
@@ -184,7 +188,7 @@ class VJPTrace(Trace):
             if type(a) is not Array:
                 concrete = False
         out = prim.eval(primals, params) if concrete else prim.bind(*primals, **params)
-        if not active or prim.vjp is None:
+        if not active or prim.vjp is None or self.paused:
             return out
         node = Node(prim, params, args, primals, out)
         if prim.multiple_results:
@@ -193,6 +197,16 @@ class VJPTrace(Trace):
             return out
         return VJPTracer(main, out, node)
 
+
+
+def pause_reverse(paused):
+    """Pause (or resume) every reverse-mode transform now active on this thread: while paused, what is computed
+    is a constant to them (no derivative flows through it). The torch face maps its grad mode onto this:
+    torch.no_grad inside torch.func.grad stops the gradient of what it computes, as functorch's (forward mode
+    is not paused: torch.func.jvp ignores grad mode, as PyTorch's)."""
+    for main in _STACK.mains:
+        if type(main.trace) is VJPTrace:
+            main.trace.paused = paused
 
 def backpropagate(main, out_tracers, cts, n_inputs):
     """Run the tape of `main` backwards from (tracer, cotangent) pairs; return input cotangents.
