@@ -224,7 +224,7 @@ def _trace(fn, args, kwargs, found, storages):
     snap = _Snapshot(found, storages)
     # differentiable inputs: leaves and non-leaves requiring grad are made leaves for the trace, so the
     # traced backward stops at the compiled region's boundary
-    grad_on = grad_mode.is_grad_enabled()
+    grad_on = grad_mode.tape_enabled()
     diff_in = [t for t in found.tensors if t._rg] if grad_on else []
     with new_main(JitTrace) as main:
         trace = main.trace
@@ -409,7 +409,7 @@ class _Region(Function):
 
     @staticmethod
     def backward(ctx, *gs):
-        if grad_mode.is_grad_enabled():
+        if grad_mode.tape_enabled():
             raise RuntimeError("torch.compile: double backward (create_graph=True) through a compiled region is "
                                "not supported; call the function uncompiled for higher-order gradients")
         e = ctx.entry

@@ -587,7 +587,7 @@ def _modes():
     the cpu autocast region's dtype (None outside one)."""
     table = getattr(autocast_state._state, "table", None)
     cast = table["cpu"][1] if table is not None and table["cpu"][0] else None
-    return (grad_mode.is_grad_enabled(), core.dtypes.default_float, core.Device.get_default(), cast)
+    return (grad_mode.tape_enabled(), core.dtypes.default_float, core.Device.get_default(), cast)
 
 
 def _plain(key):

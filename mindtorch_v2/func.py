@@ -80,13 +80,14 @@ def _arg_skeleton(args, argnums):
     return tuple(_skeleton(args[i]) for i in argnums)
 
 
-def _wrap_fn(func, seen=None, args_like=None):
+def _wrap_fn(func, seen=None, args_like=None, reverse=True):
     """func on Tensors -> a function on core values (inputs and outputs converted); the inputs' dicts are put
     in the order of `args_like` (the caller's arguments' skeleton), the skeleton of each output is appended
-    to `seen` when given."""
+    to `seen` when given. It runs in a transform region (grad_mode.transform_region: the eager tape off; grad
+    mode on for a reverse-mode transform, else as it was)."""
     @functools.wraps(func)
     def on_values(*vals, **kwargs):
-        with grad_mode.no_grad():
+        with grad_mode.transform_region(reverse):
             out = func(*_in_order(_tensors(vals), args_like), **kwargs)
         if seen is not None:
             seen.append(_skeleton(out))
@@ -147,16 +148,16 @@ def vjp(func, *primals, has_aux=False):
 def jvp(func, primals, tangents, *, has_aux=False):
     """(func(*primals), J tangents) [+ aux] (torch.func.jvp)."""
     seen = []
-    res = core.jvp(_wrap_fn(func, seen, _skeleton(tuple(primals))), tuple(_values(tuple(primals))),
+    res = core.jvp(_wrap_fn(func, seen, _skeleton(tuple(primals)), reverse=False), tuple(_values(tuple(primals))),
                    tuple(_values(tuple(tangents))), has_aux=has_aux)
     out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
     likes = (out_like, out_like, _aux_skeleton(seen, has_aux))
     return tuple(_in_order(_tensors(r), like) for r, like in zip(res, likes))
 
 
-def _jacobian(transform, func, argnums, has_aux, args, order=1):
+def _jacobian(transform, func, argnums, has_aux, args, order=1, reverse=True):
     seen = []
-    res = transform(_wrap_fn(func, seen, _skeleton(args)))(*_values(args))
+    res = transform(_wrap_fn(func, seen, _skeleton(args), reverse))(*_values(args))
     out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
     arg_like = _arg_skeleton(args, argnums)
     like = arg_like
@@ -176,7 +177,7 @@ def jacrev(func, argnums=0, *, has_aux=False):
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def wrapper(*args):
-        return _jacobian(lambda f: core.jacfwd(f, argnums, has_aux), func, argnums, has_aux, args)
+        return _jacobian(lambda f: core.jacfwd(f, argnums, has_aux), func, argnums, has_aux, args, reverse=False)
     return wrapper
 
 
@@ -216,7 +217,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
         def on_values(key, *vals):
             with vmap_randomness(randomness, key):
-                return _wrap_fn(func, seen, _skeleton(args))(*vals, **kwargs)
+                return _wrap_fn(func, seen, _skeleton(args), reverse=False)(*vals, **kwargs)
 
         axes = (key_axis,) + (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(vals))
         out = core.vmap(on_values, in_axes=axes, out_axes=out_dims)(key, *vals)

@@ -189,6 +189,74 @@ def test_hessian():
     close(h, npy(h).T, tol=1e-9)
 
 
+# detach, .data and grad mode inside transforms (PyTorch 2.13 gives each expected value below)
+
+def _no_grad_square(x):
+    with torch.no_grad():
+        c = x * x
+    return (c * x).sum()
+
+
+def test_detach_and_data_stop_the_derivatives_of_every_transform():
+    x = T([0.5, 0.8, 1.1])
+    close(func.grad(lambda x: (x * x.detach()).sum())(x), [0.5, 0.8, 1.1])
+    close(func.grad(lambda x: (x * x.data).sum())(x), [0.5, 0.8, 1.1])
+    close(func.jvp(lambda x: x * x.detach(), (x,), (torch.ones_like(x),))[1], [0.5, 0.8, 1.1])
+    close(func.jacfwd(lambda x: x * x.detach())(x), np.diag([0.5, 0.8, 1.1]))
+    close(func.jacrev(lambda x: x * x.detach())(x), np.diag([0.5, 0.8, 1.1]))
+    close(func.vmap(lambda r: r * r.detach())(x), [0.25, 0.64, 1.21])
+    d = []
+    func.grad(lambda x: (d.append(x.detach()) or x).sum())(x)  # shares the version counter, as outside
+    assert d[0]._version == 0
+
+
+def test_no_grad_inside_reverse_transforms_stops_the_gradient_and_forward_mode_ignores_it():
+    x = T([0.5, 0.8, 1.1])
+    close(func.grad(_no_grad_square)(x), [0.25, 0.64, 1.21])
+    close(func.jacrev(_no_grad_square)(x), [0.25, 0.64, 1.21])
+
+    def set_mode(x):
+        with torch.set_grad_enabled(False):
+            c = x * x
+        return (c * x).sum()
+    close(func.grad(set_mode)(x), [0.25, 0.64, 1.21])
+    close(func.grad(lambda x: (torch.no_grad()(lambda y: y * y)(x) * x).sum())(x), [0.25, 0.64, 1.21])
+
+    def enabled_again(x):
+        with torch.no_grad():
+            with torch.enable_grad():
+                c = x * x
+        return (c * x).sum()
+    close(func.grad(enabled_again)(x), [0.75, 1.92, 3.63])
+    close(func.jvp(_no_grad_square, (x,), (torch.ones_like(x),))[1], 6.3)  # forward mode: no_grad ignored
+    close(func.jacfwd(_no_grad_square)(x), [0.75, 1.92, 3.63])
+    close(func.hessian(_no_grad_square)(x), np.diag([1.0, 1.6, 2.2]))
+    close(func.grad(lambda x: func.grad(_no_grad_square)(x).sum())(x), [0.0, 0.0, 0.0])
+    with torch.no_grad():  # a transform entered under no_grad still differentiates
+        close(func.grad(_no_grad_square)(x), [0.25, 0.64, 1.21])
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled()
+
+
+def test_the_grad_mode_a_transformed_function_sees():
+    x = T([0.5, 0.8, 1.1])
+    seen = []
+    func.grad(lambda x: seen.append(torch.is_grad_enabled()) or x.sum())(x)
+    func.vmap(lambda r: seen.append(torch.is_grad_enabled()) or r)(x)
+    with torch.no_grad():
+        func.grad(lambda x: seen.append(torch.is_grad_enabled()) or x.sum())(x)
+        func.vmap(lambda r: seen.append(torch.is_grad_enabled()) or r)(x)
+        func.jvp(lambda r: seen.append(torch.is_grad_enabled()) or r, (x,), (x,))
+    assert seen == [True, True, True, False, False]
+
+    def inference(x):
+        with torch.inference_mode():
+            return x * x
+    with pytest.raises(RuntimeError, match="inference_mode is not supported inside a torch.func transform"):
+        func.grad(lambda x: inference(x).sum())(x)
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+
+
 # Python numbers taken from a traced tensor: constants under grad/jvp (PyTorch 2.13 gives each expected value
 # below), PyTorch's RuntimeError under vmap
 

@@ -81,7 +81,7 @@ def with_out(fn):
             return write_out_tuple(fn.__name__, out, res)
         if not isinstance(out, Tensor):
             raise TypeError(f"{fn.__name__}(): argument 'out' must be Tensor, not {type(out).__name__}")
-        if isinstance(res, Tensor) and res._rg and grad_mode.is_grad_enabled():
+        if isinstance(res, Tensor) and res._rg and grad_mode.tape_enabled():
             raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
         return write_out(fn.__name__, out, res)
@@ -93,7 +93,7 @@ def write_out_tuple(name, out, res):
     result keeps its type (a torch.return_types tuple)."""
     if not (isinstance(out, (tuple, list)) and len(out) == len(res) and all(isinstance(o, Tensor) for o in out)):
         raise TypeError(f"{name}(): argument 'out' must be tuple of {len(res)} Tensors, not {type(out).__name__}")
-    if grad_mode.is_grad_enabled() and any(isinstance(r, Tensor) and r._rg for r in res):
+    if grad_mode.tape_enabled() and any(isinstance(r, Tensor) and r._rg for r in res):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
     written = [write_out(name, o, r) for o, r in zip(out, res)]

@@ -1,6 +1,15 @@
-"""Thread-local grad mode: no_grad, enable_grad, set_grad_enabled, inference_mode."""
+"""Thread-local grad mode: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Inside a torch.func transform the function runs on traced values, and the eager tape is off (`enabled`
+False: nothing records). The grad mode the user's code sees there is `visible`: on inside grad, vjp and jacrev
+(as functorch's, which enable it), as outside inside vmap and jvp. Switching it (no_grad, enable_grad)
+pauses or resumes the reverse-mode transforms then active (core.pause_reverse): what is computed under
+no_grad inside torch.func.grad is a constant to it, as in PyTorch."""
 import functools
 import threading
+
+from .. import core
+
 
 class _State(threading.local):
     enabled = True     # class attributes: each thread starts from these defaults
@@ -8,6 +17,8 @@ class _State(threading.local):
     # enabled and not inference, kept in step by _set_modes: one flag saying both that ops record and that
     # their results are normal (not inference) tensors
     recording = True
+    transforms = 0     # torch.func transforms running a function on this thread (the tape is off there)
+    visible = True     # the grad mode the user's code sees inside them
 
 
 _state = _State()
@@ -20,11 +31,50 @@ _count_lock = threading.Lock()
 
 
 def is_grad_enabled():
+    """torch.is_grad_enabled: the grad mode (inside a torch.func transform, the one the user's code sees)."""
+    state = _state
+    return state.visible if state.transforms else state.enabled
+
+
+def tape_enabled():
+    """Whether ops on tensors requiring grad record on the eager tape: the grad mode, off inside torch.func
+    transforms (what the eager layer asks before recording)."""
     return _state.enabled
 
 
 def _set(enabled):
-    _set_modes(bool(enabled), _state.inference)
+    enabled = bool(enabled)
+    if _state.transforms:  # the tape stays off; the reverse-mode transforms follow the mode the user sets
+        _state.visible = enabled
+        core.pause_reverse(not enabled)
+    else:
+        _set_modes(enabled, _state.inference)
+
+
+class transform_region:
+    """Where a torch.func transform runs the user's function: the eager tape off, and the grad mode the
+    function sees on for a reverse-mode transform (grad, vjp, jacrev), else as it was."""
+
+    __slots__ = ("reverse", "prev")
+
+    def __init__(self, reverse):
+        self.reverse = reverse
+
+    def __enter__(self):
+        state = _state
+        self.prev = (state.transforms, state.visible, state.enabled)
+        visible = True if self.reverse else is_grad_enabled()
+        if not state.transforms:
+            _set_modes(False, state.inference)
+        state.transforms += 1
+        state.visible = visible
+
+    def __exit__(self, *exc):
+        state = _state
+        state.transforms, state.visible, enabled = self.prev
+        if not state.transforms:
+            _set_modes(enabled, state.inference)
+        return False
 
 
 def _set_modes(enabled, inference):
@@ -135,6 +185,13 @@ class inference_mode(_Mode):
         return (self.mode,)
 
     def __enter__(self):
+        if self.mode and _state.transforms:
+            raise RuntimeError("inference_mode is not supported inside a torch.func transform (grad, vmap, ...): "
+                               "tensors made in it cannot take part in the transform's computation. Use "
+                               "torch.no_grad() instead.")
+        self.prev = None
+        if _state.transforms:  # inference_mode(False) there: the mode stays as it is
+            return
         self.prev = is_grad_enabled()
         self.prev_inf = is_inference_mode_enabled()
         if self.mode:
@@ -143,5 +200,6 @@ class inference_mode(_Mode):
             _set_modes(self.prev, False)
 
     def __exit__(self, *exc):
-        _set_modes(self.prev, self.prev_inf)
+        if self.prev is not None:
+            _set_modes(self.prev, self.prev_inf)
         return False

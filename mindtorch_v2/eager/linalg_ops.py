@@ -152,7 +152,7 @@ class _SvdPhaseCheck(Function):
 
 
 def _tracks_phase(V):
-    return V.dtype.category == _dt.COMPLEX and V.requires_grad and grad_mode.is_grad_enabled()
+    return V.dtype.category == _dt.COMPLEX and V.requires_grad and grad_mode.tape_enabled()
 
 
 def eig_phase_checked(V, name):

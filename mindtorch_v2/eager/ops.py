@@ -217,7 +217,7 @@ _floor_divide = _binary(core.floor_divide)
 def floor_divide(input, other):
     """input // other; torch defines no derivative: the result's grad_fn raises when backward reaches it."""
     args = (input, other)
-    if not (grad_mode.is_grad_enabled() and builtins.any(isinstance(a, Tensor) and a._rg for a in args)):
+    if not (grad_mode.tape_enabled() and builtins.any(isinstance(a, Tensor) and a._rg for a in args)):
         return _floor_divide(input, other)
     with grad_mode.no_grad():
         out = _floor_divide(input, other)

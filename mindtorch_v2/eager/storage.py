@@ -6,7 +6,7 @@ shared by every Tensor viewing this storage.
 """
 import numpy as np
 
-from ..core import Array, asarray, bitcast
+from ..core import Array, asarray, bitcast, stop_gradient
 from .grad_mode import _state as _grad_state
 from ..core import uint8 as _uint8
 
@@ -106,18 +106,23 @@ class BitcastStorage(Storage):
 
 class DataStorage(Storage):
     """torch's `x.data`: the same data (reads and writes go to `target`) under a version counter of its own,
-    so writing through it neither bumps x's version nor trips the saved-tensor check."""
+    so writing through it neither bumps x's version nor trips the saved-tensor check. With share_version, the
+    target's counter (what `x.detach()` reads through inside a torch.func transform).
+
+    Inside a transform (the value traced) a read is the value's stop_gradient: `.data` and `.detach()` have no
+    derivative there, as in PyTorch."""
 
     __slots__ = ("target",)
 
-    def __init__(self, target):
+    def __init__(self, target, share_version=False):
         self.target = target.target if type(target) is DataStorage else target
-        self._version = None
+        self._version = target.version if share_version else None
         self.inference = target.inference
 
     @property
     def value(self):
-        return self.target.value
+        v = self.target.value
+        return v if type(v) is Array else stop_gradient(v)
 
     @value.setter
     def value(self, v):

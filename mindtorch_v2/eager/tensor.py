@@ -376,7 +376,7 @@ class Tensor:
         v._acc = None
         v._view_version = st.version.value
         if self._rg and record is not None:
-            if grad_mode.is_grad_enabled():
+            if grad_mode.tape_enabled():
                 tmp = record(self)
                 v._grad_fn, v._output_nr, v._rg = tmp._grad_fn, tmp._output_nr, tmp._rg
             elif v.dtype.category >= _FLOAT:
@@ -503,17 +503,22 @@ class Tensor:
     def numpy(self, force=False):
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        v = self._value()
-        if not isinstance(v, core.Array):
-            raise RuntimeError(_TRACED_NUMPY)
-        return np.asarray(v)
+        return np.asarray(self._numpy_value())
 
     def __array__(self, dtype=None, copy=None):
-        v = self._value()
-        if not isinstance(v, core.Array):  # (PyTorch's error type: RuntimeError)
-            raise RuntimeError(_TRACED_NUMPY)
-        arr = np.asarray(v)
+        arr = np.asarray(self._numpy_value())
         return arr.astype(dtype) if dtype is not None else arr
+
+    def _numpy_value(self):
+        """The concrete value a NumPy conversion reads: RuntimeError inside a torch.func transform (as
+        PyTorch's), for a tensor the transform traces and for one detached from it (whose reads are constants
+        under grad, but whose storage is still the transform's)."""
+        st = self._storage
+        if type(st) is DataStorage:
+            st = st.target
+        if type(st.value) is not _Array:
+            raise RuntimeError(_TRACED_NUMPY)
+        return self._value()
 
     def _concrete(self, what, under_vmap):
         """This tensor's core value for a Python conversion (`what`). Under torch.func.grad, vjp and jvp: the
@@ -726,8 +731,12 @@ class Tensor:
         self._retains_grad = True
 
     def detach(self):
-        """A tensor sharing storage (and version counter) with no history."""
-        return self._alias(Tensor)
+        """A tensor sharing storage (and version counter) with no history: inside a torch.func transform (the
+        value traced) it reads through a DataStorage, whose reads stop the transforms' derivatives."""
+        t = self._alias(Tensor)
+        if type(self._storage.value) is not _Array:
+            t._storage = DataStorage(self._storage, share_version=True)
+        return t
 
     def _alias(self, cls):
         """An instance of `cls` viewing this storage and geometry, with no autograd history."""
@@ -749,6 +758,8 @@ class Tensor:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._rg = False
+        if type(self._storage.value) is not _Array:  # (traced: its reads stop the transforms' derivatives)
+            self._storage = DataStorage(self._storage, share_version=True)
         return self
 
     def zero_grad_(self):
@@ -761,7 +772,7 @@ class Tensor:
         """PyTorch's leaf and inference-tensor rules, checked before an in-place op changes anything."""
         if self._storage.inference and not _state.inference:
             raise RuntimeError(_INFERENCE_INPLACE)
-        if not grad_mode.is_grad_enabled():
+        if not grad_mode.tape_enabled():
             return
         if self._created_in_no_grad:
             raise RuntimeError(_NO_GRAD_VIEW_INPLACE)

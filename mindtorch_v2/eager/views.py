@@ -675,7 +675,7 @@ def _restride_(self, shape, strides, offset, record, name):
     new value from t (self's old value), replayed on the tape and named `name`."""
     self._check_inplace()
     out = None
-    if self._rg and grad_mode.is_grad_enabled():
+    if self._rg and grad_mode.tape_enabled():
         out = _named(_recorded(record, with_history(self)), name)
     st = self._storage
     base_shape = tuple(st.value.shape)

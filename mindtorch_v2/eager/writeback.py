@@ -84,7 +84,7 @@ def write(self, new, *, bump_version=True, record=True):
                                              donate=donate)
     if bump_version:
         st.version.value += 1
-    if record and grad_mode.is_grad_enabled():
+    if record and grad_mode.tape_enabled():
         record_history(self, new)
 
 
@@ -195,7 +195,7 @@ def original(self, others=()):
     a version counter of its own, which the write that follows does not bump. Nothing is saved, and self is
     returned, when no argument requires grad.
     """
-    if not (grad_mode.is_grad_enabled() and (self._rg or any(isinstance(a, Tensor) and a._rg for a in others))):
+    if not (grad_mode.tape_enabled() and (self._rg or any(isinstance(a, Tensor) and a._rg for a in others))):
         return self
     return with_history(self) if self._rg else Tensor._from_value(self._value())
 

@@ -303,7 +303,7 @@ class Function:
         ctx = FunctionCtx()
         needs = tuple(isinstance(a, Tensor) and a._rg for a in args)
         ctx.needs_input_grad = needs
-        recording = grad_mode.is_grad_enabled() and any(needs)
+        recording = grad_mode.tape_enabled() and any(needs)
         # input edges before forward: a dirty input's history is replaced below
         edges = tuple(a._edge() if need and recording else (None, 0)
                       for a, need in zip(args, needs) if isinstance(a, Tensor))
@@ -441,7 +441,7 @@ def once_differentiable(fn):
     def wrapper(ctx, *args):
         with grad_mode.no_grad():
             outputs = fn(ctx, *args)
-        if not grad_mode.is_grad_enabled():
+        if not grad_mode.tape_enabled():
             return outputs
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             return outputs
