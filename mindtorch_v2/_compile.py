@@ -273,9 +273,18 @@ def _trace(fn, args, kwargs, found, storages):
                                      "the compiled boundary")
                 ct_vars = [Var(_aval(ret_vals[i].shape, ret_vals[i].dtype, ret_vals[i].device)) for i in diff_out]
                 cts = [Tensor._from_value(JitTracer(main, v)) for v in ct_vars]
-                with grad_mode.enable_grad():
-                    gs = _autograd_grad([returned[i] for i in diff_out], diff_in, grad_outputs=cts,
-                                        allow_unused=True)
+                # a leaf's gradient hooks stay out of the program: the eager engine runs them when it
+                # accumulates the region's gradient into the leaf (traced too, they would run twice)
+                hooked = [(a, a.pre_hooks) for t in diff_in if (a := t._acc) is not None and a.pre_hooks]
+                try:
+                    for a, _ in hooked:
+                        a.pre_hooks = None
+                    with grad_mode.enable_grad():
+                        gs = _autograd_grad([returned[i] for i in diff_out], diff_in, grad_outputs=cts,
+                                            allow_unused=True)
+                finally:
+                    for a, hooks in hooked:
+                        a.pre_hooks = hooks
                 in_grads = [(k, g._value()) for k, g in enumerate(gs) if g is not None]
 
             def atom(x):

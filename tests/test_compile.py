@@ -706,6 +706,29 @@ def test_gradient_hooks_on_leaves_are_guarded():
         assert all(torch.equal(a, b) for a, b in zip(cs(x), step(x)))
 
 
+def test_a_leafs_gradient_hooks_run_once_when_backward_crosses_the_compiled_boundary():
+    # the region's backward hands the leaf its gradient; the eager engine runs the leaf's hooks then (they
+    # used to be traced into the backward program as well: twice)
+    torch.manual_seed(0)
+    lin = nn.Linear(2, 2)
+    handle = lin.weight.register_hook(lambda g: g * 2)
+    grads = []
+    for model in (lin, torch.compile(lin), lin, torch.compile(lin)):
+        lin.weight.grad = None
+        model(torch.ones(1, 2)).sum().backward()
+        grads.append(lin.weight.grad.clone())
+        if len(grads) == 2:
+            handle.remove()
+    assert torch.equal(grads[0], grads[1]) and grads[0].tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    assert torch.equal(grads[2], grads[3]) and grads[2].tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    f = torch.compile(lambda x: x * 1.0)
+    for _ in range(2):
+        x = torch.ones(2, requires_grad=True)
+        x.register_hook(lambda g: g * 2)
+        f(x).sum().backward()
+        assert x.grad.tolist() == [2.0, 2.0]
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
