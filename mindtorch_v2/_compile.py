@@ -35,7 +35,8 @@ How one call runs (`CompiledFunction.__call__`):
      program;
   4. graph breaks run the call eagerly with a warning (once per cause), or raise Unsupported under
      fullgraph=True: a concrete value needed (`.item()`, `bool()`, `int()`, numpy(), data-dependent
-     shapes), a draw of the global RNG (detected as a change of its state; eager then draws the same
+     shapes), a draw from any torch.Generator, or a seed or state set on one (counted, so a state put back
+     as fork_rng does still shows; every generator's state is put back, and eager then draws the same
      numbers; likewise Python's `random` and NumPy's global generator), `print`, a
      `torch.compiler.disable`d function, and any other error of the trace when the eager run succeeds. A
      call that first creates optimizer state runs eagerly, once; the next traces.
@@ -70,7 +71,7 @@ from .core.staging import ConcretizationTypeError, Executable, JitTrace, JitTrac
 from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.function import Function
-from .eager.random_ops import default_generator
+from .eager.random_ops import generator_states, restore_generators, rng_events
 from .eager.tensor import Tensor
 from .utils import _pytree
 from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_NODES, Wrapper, _Found, _World, _guard_key, _plain, _storage,
@@ -117,7 +118,7 @@ def reset():
 
 class _Snapshot:
     """What a trace may change and must give back: storage values and versions, each tensor's autograd
-    fields, the optimizers' state dicts and param_groups, the global RNG."""
+    fields, the optimizers' state dicts and param_groups, every torch.Generator's state."""
 
     def __init__(self, found, storages):
         self.values = [st.value for st in storages]
@@ -126,8 +127,8 @@ class _Snapshot:
                        for t in found.tensors]
         self.opt_state = [(opt, {k: dict(v) for k, v in opt.state.items()}) for opt in found.optimizers]
         self.groups = [[{k: v for k, v in g.items()} for g in opt.param_groups] for opt in found.optimizers]
-        mt = default_generator._mt.state
-        self.rng = (mt, default_generator._normal, default_generator._normal_float, default_generator._fresh)
+        self.rng = generator_states()
+        self.rng_events = rng_events()
         self.host_rng = (random.getstate(), np.random.get_state())
 
     def host_rng_changed(self):
@@ -138,10 +139,9 @@ class _Snapshot:
                 or not np.array_equal(key, before[1]))
 
     def rng_changed(self):
-        now = default_generator._mt.state["state"]
-        before = self.rng[0]["state"]
-        return (int(now["pos"]) != int(before["pos"]) or not np.array_equal(now["key"], before["key"])
-                or default_generator._normal is not self.rng[1])
+        """Whether any Generator drew, was seeded or had its state set (even one put back as it was, as
+        torch.random.fork_rng does)."""
+        return rng_events() != self.rng_events
 
     def state_changed(self):
         for opt, saved in self.opt_state:
@@ -171,10 +171,7 @@ class _Snapshot:
                 d = opt.state[k]
                 d.clear()
                 d.update(v)
-        mt, normal, normal_float, fresh = self.rng
-        default_generator._mt.state = mt
-        default_generator._normal, default_generator._normal_float, default_generator._fresh = \
-            normal, normal_float, fresh
+        restore_generators(self.rng)
 
 
 def _no_print(*args, **kwargs):
@@ -241,8 +238,8 @@ def _trace(fn, args, kwargs, found, storages):
             result = fn(*args, **kwargs)
             builtins.print = saved_print
             if snap.rng_changed():
-                raise GraphBreak("a random op draws from the global generator (the compiled program would "
-                                 "replay one draw)")
+                raise GraphBreak("a random op draws from a generator, or the code seeds or sets one (the "
+                                 "compiled program would replay one draw)")
             if snap.host_rng_changed():
                 raise GraphBreak("the code draws from Python's `random` or NumPy's global random generator (the "
                                  "compiled program would replay one draw)")

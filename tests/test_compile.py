@@ -387,6 +387,41 @@ def test_random_ops_fall_back_and_keep_the_random_stream_of_eager():
     assert counters["traces"] == 0
 
 
+@pytest.mark.parametrize("draw", ["generator", "fork_rng", "set_rng_state", "seed_inside"])
+def test_draws_from_any_generator_fall_back_even_when_the_state_is_put_back(draw):
+    # a draw from an explicit Generator, or one inside fork_rng / get_rng_state..set_rng_state (which leave
+    # the global generator as it was), was replayed by the compiled program on every call
+    g = torch.Generator().manual_seed(0)
+
+    def f(x):
+        if draw == "generator":
+            return x + torch.rand(2, generator=g)
+        if draw == "fork_rng":
+            with torch.random.fork_rng():
+                return F.dropout(x, 0.5)
+        if draw == "seed_inside":
+            g.manual_seed(1)
+            return x + 1
+        state = torch.get_rng_state()
+        y = x + torch.rand(2)
+        torch.set_rng_state(state)
+        return y
+
+    def calls(fn):
+        g.manual_seed(0)
+        torch.manual_seed(0)
+        out = []
+        for _ in range(3):
+            out.append(fn(torch.ones(2)).tolist())
+            torch.rand(1)  # (the global stream moves between calls)
+        return out, g.get_state()
+
+    want, want_state = calls(f)
+    with pytest.warns(UserWarning, match="draws from a generator, or the code seeds or sets one"):
+        got, got_state = calls(torch.compile(f))
+    assert got == want and torch.equal(got_state, want_state) and counters["traces"] == 0
+
+
 def test_dropout_in_eval_mode_compiles():
     m = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
     m.eval()

@@ -23,6 +23,7 @@ import contextlib
 import math
 import os
 import struct
+import weakref
 import threading
 
 import numpy as np
@@ -66,6 +67,28 @@ def _seed_value(seed):
     return seed & 0xFFFFFFFFFFFFFFFF
 
 
+_events = [0]  # draws, seeds and state changes of any Generator so far (torch.compile's trace checks this)
+_generators = weakref.WeakSet()  # every live Generator (a trace puts back the state of each)
+
+
+def rng_events():
+    """How many times any Generator has drawn, been seeded or had its state set (a trace that sees this
+    change would replay one draw, or lose a reseed: torch.compile breaks the graph there)."""
+    return _events[0]
+
+
+def generator_states():
+    """The state of every live Generator, for restore_generators (a torch.compile trace that drew runs
+    again eagerly, from the same states)."""
+    return [(g, g._mt.state, g._seed, g._fresh, g._normal, g._normal_float) for g in list(_generators)]
+
+
+def restore_generators(states):
+    for g, mt, seed, fresh, normal, normal_float in states:
+        g._mt.state = mt
+        g._seed, g._fresh, g._normal, g._normal_float = seed, fresh, normal, normal_float
+
+
 class Generator:
     """torch.Generator: PyTorch's CPU generator (mt19937 and a cached normal sample)."""
 
@@ -73,6 +96,7 @@ class Generator:
         self.device = core.device(device)
         self._mt = np.random.MT19937()
         self.manual_seed(_DEFAULT_SEED)
+        _generators.add(self)
 
     def manual_seed(self, seed):
         """Seed the engine (and drop the cached normal sample); returns the generator."""
@@ -93,6 +117,7 @@ class Generator:
         return self._seed
 
     def _set_engine(self, key, pos):
+        _events[0] += 1
         self._mt.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
 
     # the two draws of ATen's CPUGeneratorImpl, n at a time
@@ -100,6 +125,7 @@ class Generator:
         """n words of random(): uint64 values below 2**32."""
         if n:
             self._fresh = False
+            _events[0] += 1
         return self._mt.random_raw(n)
 
     def _random64(self, n):
@@ -337,6 +363,7 @@ def _normal_scalar(g, n, mean, std):
     start = 0
     if n and g._normal is not None:
         out[0], g._normal, start = g._normal, None, 1
+        _events[0] += 1
     pairs = (n - start + 1) // 2
     if pairs:
         u = _uniform_bits(g, 2 * pairs, _dt.float64).reshape(pairs, 2)
