@@ -216,6 +216,30 @@ class _Entry:
         self.released = ()
 
 
+class _Boundary:
+    """What a non-leaf input that requires grad has as its grad_fn while a trace runs: the end of the traced
+    backward (the gradient that reaches it is captured there, and goes no further), named as the node it
+    stands for, so the traced code sees the tensor as eager code does (is_leaf False, a grad_fn)."""
+
+    __slots__ = ("_node", "n_outputs")
+    seq = -1  # (the engine runs it last: nothing flows out of it)
+    next_functions = ()
+    pre_hooks = hooks = None
+
+    def __init__(self, node, output_nr):
+        self._node = node
+        self.n_outputs = output_nr + 1
+
+    def name(self):
+        return self._node.name()
+
+    def apply(self, grads, create_graph):
+        return []
+
+    def release_variables(self):
+        pass
+
+
 def _trace(fn, args, kwargs, found, storages):
     """The _Entry of fn on this call's state (raises GraphBreak, _NewState or the trace's own error)."""
     snap = _Snapshot(found, storages)
@@ -233,7 +257,9 @@ def _trace(fn, args, kwargs, found, storages):
             for st, tr in zip(storages, tracers):
                 st.value = tr
             for t in diff_in:
-                t._grad_fn, t._base = None, None
+                if t._grad_fn is not None:  # (a non-leaf still reads as one: is_leaf, grad_fn)
+                    t._grad_fn = _Boundary(t._grad_fn, t._output_nr)
+                t._base = None
             builtins.print = _no_print
             result = fn(*args, **kwargs)
             builtins.print = saved_print

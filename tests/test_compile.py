@@ -764,6 +764,21 @@ def test_a_leafs_gradient_hooks_run_once_when_backward_crosses_the_compiled_boun
         assert x.grad.tolist() == [2.0, 2.0]
 
 
+def test_a_non_leaf_input_reads_as_a_non_leaf_inside_the_trace():
+    # the trace ends the backward at the region's boundary; is_leaf and grad_fn read as eager's meanwhile
+    # (a non-leaf input read as a leaf, and this branch was traced the wrong way)
+    def f(x):
+        return x * 2 if x.is_leaf else x * (3 if "Mul" in x.grad_fn.name() else 4)
+
+    cf = torch.compile(f)
+    w = torch.ones(2, requires_grad=True)
+    for x in (w * 1, w * 1, w):
+        y = cf(x)
+        assert torch.equal(y, f(x))
+        y.sum().backward()
+    assert w.grad.tolist() == [8.0, 8.0]  # 3 + 3 + 2
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
