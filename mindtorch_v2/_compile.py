@@ -125,6 +125,7 @@ class _Snapshot:
         self.versions = [st.version.value for st in storages]
         self.fields = [(t, t._grad_fn, t._output_nr, t._rg, t._grad, t._view_version, t._base)
                        for t in found.tensors]
+        self.geometry = [(t._storage, t._shape, t._strides, t._offset, t._full) for t in found.tensors]
         self.opt_state = [(opt, {k: dict(v) for k, v in opt.state.items()}) for opt in found.optimizers]
         self.groups = [[{k: v for k, v in g.items()} for g in opt.param_groups] for opt in found.optimizers]
         self.rng = generator_states()
@@ -164,6 +165,8 @@ class _Snapshot:
             st.version.value = n
         for t, fn, nr, rg, g, vv, base in self.fields:
             t._grad_fn, t._output_nr, t._rg, t._grad, t._view_version, t._base = fn, nr, rg, g, vv, base
+        for (t, *_), (st, shape, strides, offset, full) in zip(self.fields, self.geometry):
+            t._storage, t._shape, t._strides, t._offset, t._full = st, shape, strides, offset, full
         for opt, saved in self.opt_state:
             for k in [k for k in opt.state if k not in saved]:
                 del opt.state[k]
@@ -172,6 +175,18 @@ class _Snapshot:
                 d.clear()
                 d.update(v)
         restore_generators(self.rng)
+
+    def tensors_changed(self):
+        """What the code changed of a tensor it reads besides its values and grad (None if nothing): its
+        storage or geometry (`.data =`, set_, an out= resize, t_, unsqueeze_, as_strided_), or requires_grad.
+        A program replays values only: these run eagerly."""
+        for (t, _, _, rg, *_), (st, shape, strides, offset, _) in zip(self.fields, self.geometry):
+            if t._storage is not st or t._shape != shape or t._strides != strides or t._offset != offset:
+                return ("the code changes the storage or shape of a tensor it reads in place (.data =, set_, "
+                        "an out= resize, t_, unsqueeze_, as_strided_)")
+            if t._rg != rg and t._grad_fn is None:
+                return "the code changes requires_grad of a tensor it reads (requires_grad_)"
+        return None
 
 
 def _no_print(*args, **kwargs):
@@ -273,16 +288,22 @@ def _trace(fn, args, kwargs, found, storages):
                 raise _NewState()
             if snap.groups_changed(found):
                 raise GraphBreak("the code changes optimizer param_groups (a Python-side effect)")
+            changed = snap.tensors_changed()
+            if changed is not None:
+                raise GraphBreak(changed)
             returned = []
             template = _flatten(result, returned)
             ret_vals = [t._value() for t in returned]
             ret_rg = [t._rg for t in returned]
+            if not grad_on and any(ret_rg):
+                raise GraphBreak("the code enables grad mode inside: its results require grad, called where "
+                                 "grad mode is off")
             mutated = [k for k, (st, tr) in enumerate(zip(storages, tracers)) if st.value is not tr]
             mut_vals = [storages[k].value for k in mutated]
             bumps = [storages[k].version.value - snap.versions[k] for k in mutated]
             grads = []
             for t, f in zip(found.tensors, snap.fields):
-                if t._rg and f[1] is None and f[3] and t._grad is not f[4]:  # a leaf whose .grad was replaced
+                if f[1] is None and t._grad is not f[4]:  # a leaf whose .grad was replaced (or let go)
                     grads.append(t)
             grad_vals = [None if t._grad is None else t._grad._value() for t in grads]
             grad_storages = {id(_storage(f[4])) for f in snap.fields if f[4] is not None}

@@ -779,6 +779,76 @@ def test_a_non_leaf_input_reads_as_a_non_leaf_inside_the_trace():
     assert w.grad.tolist() == [8.0, 8.0]  # 3 + 3 + 2
 
 
+def _data_assign(x):
+    x.data = x.data * 2
+    return x.sum()
+
+
+def _transpose_in_place(x):
+    x.t_()
+    return x * 1
+
+
+def _requires_grad_in_place(x):
+    x.requires_grad_()
+    return x * 2
+
+
+@pytest.mark.parametrize("fn, make, cause", [
+    (_data_assign, lambda: torch.ones(2), "storage or shape of a tensor it reads"),
+    (_transpose_in_place, lambda: torch.arange(6.0).reshape(2, 3), "storage or shape of a tensor it reads"),
+    (_requires_grad_in_place, lambda: torch.ones(2), "requires_grad of a tensor it reads"),
+], ids=["data=", "t_", "requires_grad_"])
+def test_changes_to_a_tensor_besides_its_values_run_eagerly(fn, make, cause):
+    # a program replays values only: `.data =` left a traced value inside the user's tensor, t_ ran once
+    # at trace time, requires_grad_ was undone
+    def runs(f):
+        out = []
+        for _ in range(3):
+            x = make()
+            y = f(x)
+            out.append((x.tolist(), tuple(x.shape), x.requires_grad, y.tolist()))
+        return out
+
+    want = runs(fn)
+    with pytest.warns(UserWarning, match=cause):
+        assert runs(torch.compile(fn)) == want
+
+
+def test_grad_mode_enabled_inside_runs_eagerly_where_it_is_off():
+    def f(x):
+        with torch.enable_grad():
+            return x * 2
+
+    x = torch.ones(2, requires_grad=True)
+    with torch.no_grad(), pytest.warns(UserWarning, match="enables grad mode inside"):
+        y = torch.compile(f)(x)
+    assert y.requires_grad and y.grad_fn is not None
+
+
+def test_a_frozen_parameters_grad_let_go_by_zero_grad_inside_the_step_is_let_go():
+    torch.manual_seed(0)
+    models = [nn.Linear(2, 1) for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    opts = [torch.optim.SGD(m.parameters(), lr=0.1) for m in models]
+
+    def step(model, opt, x):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+
+    steps = (step, torch.compile(step))
+    for i in range(4):
+        if i == 2:
+            for m in models:
+                m.weight.requires_grad_(False)
+        for s_, m, o in zip(steps, models, opts):
+            s_(m, o, torch.ones(1, 2))
+        a, b = models
+        assert (a.weight.grad is None) == (b.weight.grad is None) == (i >= 2)
+        assert torch.equal(a.weight, b.weight) and torch.equal(a.bias, b.bias)
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
