@@ -13,7 +13,10 @@ How one call runs (`CompiledFunction.__call__`):
      Each tensor's storage is an input of the program, by position in this order. What the function
      reaches by itself is remembered (_World) with what each container held, and later calls check those
      containers by identity instead of walking again (steps 1 and 2: _compile_guards.py). A function that
-     reaches more than 20000 objects, or more than 1 MiB of NumPy arrays, runs eagerly with a warning;
+     reaches more than 20000 objects, nests them deeper than 32 levels, or reaches more than 1 MiB of NumPy
+     arrays, runs eagerly with a warning. The functions it reaches are followed through their closure cells,
+     default values and (the user's own functions: not installed ones, nor this package's) the globals
+     their code names;
   2. the guard key: per tensor its geometry, dtype, device, requires_grad, leafness and gradient hooks, the
      storage it shares and where it was found; the arguments' Python values (a dataclass by its fields), the
      other values the walk met (numbers, strings, NumPy arrays by content, functions and other objects by
@@ -74,8 +77,8 @@ from .eager.autograd.function import Function
 from .eager.random_ops import generator_states, restore_generators, rng_events
 from .eager.tensor import Tensor
 from .utils import _pytree
-from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_NODES, Wrapper, _Found, _World, _guard_key, _plain, _storage,
-                              _what_changed)
+from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_DEPTH, _MAX_NODES, Wrapper, _Found, _World, _guard_key, _plain,
+                              _storage, _what_changed)
 
 __all__ = ["CompiledFunction", "GraphBreak", "is_compiling", "reset", "compile_callable", "counters"]
 
@@ -607,9 +610,9 @@ class CompiledFunction(Wrapper):
         found, state = self._discover(args, kwargs)
         if found is None:
             self._too_big = True
-            self._break(f"it reaches more than {_MAX_NODES} objects (closure cells, globals, attributes) or more "
-                        f"than {_MAX_ARRAY_BYTES >> 20} MiB of NumPy arrays, more than the guards can watch; pass "
-                        "what it needs as arguments")
+            self._break(f"it reaches more than {_MAX_NODES} objects (closure cells, globals, attributes), nests "
+                        f"them deeper than {_MAX_DEPTH} levels, or reaches more than {_MAX_ARRAY_BYTES >> 20} MiB "
+                        "of NumPy arrays, more than the guards can watch; pass what it needs as arguments")
             return self._eager(args, kwargs)
         key, storages = _guard_key(found, args, kwargs, state)
         last = self._last  # the signature of the last call, compared without hashing the whole key

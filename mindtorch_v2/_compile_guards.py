@@ -91,7 +91,10 @@ class _Found:
         if isinstance(obj, Tensor):
             self.tensor(obj, path)
             return
-        if type(obj) in _SCALARS or depth > 6:
+        if type(obj) in _SCALARS:
+            return
+        if depth > _MAX_DEPTH:  # (deeper than the guards follow: the call runs eagerly, `too_big`)
+            self.budget = -1
             return
         key = id(obj)
         if key in self.seen:
@@ -213,12 +216,16 @@ class _Found:
         if isinstance(fn, types.MethodType):
             self.walk(fn.__self__, depth, (*path, "__self__"))
             fn = fn.__func__
-        if not isinstance(fn, types.FunctionType) or depth > 3:
+        if not isinstance(fn, types.FunctionType):
             return
-        if self.names is not None:
+        # a library function (installed, or this package's) is read for its defaults and closure cells (a
+        # decorator's wrapper holds the user's function there), not its globals: the library's own state
+        user = _users_code(fn.__code__)
+        if self.names is not None and user:
             self.names.update(_names(fn.__code__))
         if self.log is not None:
-            self.log.append((_function_items, fn, _function_items(fn)))
+            read = _function_items if user else _closure_items
+            self.log.append((read, fn, read(fn)))
         if fn.__defaults__:  # (a tensor default is read as any other tensor the function reaches)
             self.walk(fn.__defaults__, depth, (*path, "__defaults__"))
         if fn.__kwdefaults__:
@@ -228,6 +235,8 @@ class _Found:
                 self.walk(cell.cell_contents, depth, (*path, "cell", i))
             except ValueError:  # an empty cell
                 pass
+        if not user:
+            return
         g = fn.__globals__
         names = _names(fn.__code__)
         for name in names:
@@ -310,6 +319,13 @@ def _attributes(obj, names):
     return tuple([_stored(obj, n) for n in names])
 
 
+@functools.lru_cache(maxsize=4096)
+def _users_code(code):
+    """Whether a function's code is the user's own (defined outside the Python installation, its
+    site-packages and this package)."""
+    return not code.co_filename.startswith(_LIBRARY_DIRS)
+
+
 def _users(namespace):
     """Whether a module or class is the user's own: defined in a file outside the Python installation and
     its site-packages, and outside this package (whose modules a walk would otherwise read name by name)."""
@@ -338,6 +354,7 @@ def _object_items(obj):
 _DICTS = (dict, collections.OrderedDict)
 _MODULE_DICTS = frozenset(("_parameters", "_buffers", "_modules"))  # (walked by Found.module itself)
 _MAX_NODES = 20000
+_MAX_DEPTH = 32  # containers and functions nested deeper than this: the call runs eagerly (too_big)
 _LIBRARY_DIRS = tuple({os.path.dirname(__file__) + os.sep, sys.prefix, sys.base_prefix, sys.exec_prefix,
                        *site.getsitepackages(), site.getusersitepackages()})
 _MAX_ARRAY_BYTES = 1 << 20
@@ -378,16 +395,20 @@ _chain = itertools.chain.from_iterable
 _EMPTY_CELL = object()
 
 
-def _function_items(fn):
-    """A function's code, its default argument values, its closure cells' contents and the globals its code
-    names."""
+def _closure_items(fn):
+    """A library function's code, default argument values and closure cells' contents."""
     cells = fn.__closure__ or ()
     try:
         contents = [c.cell_contents for c in cells]
     except ValueError:  # an empty cell
         contents = [_cell(c) for c in cells]
-    code = fn.__code__
-    return (code, fn.__defaults__, fn.__kwdefaults__, *contents, *map(fn.__globals__.get, _names(code)))
+    return (fn.__code__, fn.__defaults__, fn.__kwdefaults__, *contents)
+
+
+def _function_items(fn):
+    """A function's code, its default argument values, its closure cells' contents and the globals its code
+    names."""
+    return (*_closure_items(fn), *map(fn.__globals__.get, _names(fn.__code__)))
 
 
 def _cell(c):

@@ -849,6 +849,54 @@ def test_a_frozen_parameters_grad_let_go_by_zero_grad_inside_the_step_is_let_go(
         assert torch.equal(a.weight, b.weight) and torch.equal(a.bias, b.bias)
 
 
+_DEEP_W = torch.ones(2)
+_DEEP_CFG = {"a": {"b": {"c": {"d": {"e": {"w": torch.ones(2)}}}}}}
+
+
+def _deep_c(x):
+    return x * _DEEP_W
+
+
+def _deep_b(x):
+    return _deep_c(x)
+
+
+def _deep_a(x):
+    return _deep_b(x)
+
+
+@torch.no_grad()  # (a library decorator's wrapper: its closure holds this function, whose globals are read)
+def _deep_f(x):
+    return _deep_a(x) + _DEEP_CFG["a"]["b"]["c"]["d"]["e"]["w"]
+
+
+def test_tensors_reached_through_deep_call_chains_and_containers_are_inputs():
+    # a global read four calls down, or a tensor nested six dicts deep, was baked in as a constant
+    cf = torch.compile(_deep_f)
+    x = torch.ones(2)
+    for k in range(1, 4):
+        assert cf(x).tolist() == _deep_f(x).tolist() == [3.0 ** (k - 1) + 3.0 ** (k - 1)] * 2
+        _DEEP_W.mul_(3)
+        _DEEP_CFG["a"]["b"]["c"]["d"]["e"]["w"].mul_(3)
+
+
+def test_a_function_reaching_deeper_than_the_guards_follow_runs_eagerly():
+    nest = torch.ones(2)
+    for _ in range(40):
+        nest = [nest]
+
+    def f(x):
+        inner = nest
+        while isinstance(inner, list):
+            inner = inner[0]
+        return x + inner
+
+    cf = torch.compile(f)
+    with pytest.warns(UserWarning, match="deeper than 32 levels"):
+        assert cf(torch.zeros(2)).tolist() == [1.0, 1.0]
+    assert counters["traces"] == 0
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
