@@ -48,8 +48,9 @@ Known limits: Python-side effects of the traced code (attributes set on objects,
 once, at trace time (a list the code appends to and reads is new state: the next call traces again); what
 the code reads through a route the walk does not follow (an object with __slots__ and no __dict__, a set,
 a C extension's container) is baked in as a constant, and an in-place write to such a tensor happens once,
-at trace time; the attributes of installed modules and classes (the standard library, site-packages, this
-package) and Python attributes set on tensors are read at trace time only (the user's own modules and
+at trace time; the attributes of installed modules and classes and the globals of installed functions (the
+standard library, site-packages, this package) and Python attributes set on tensors are read at trace time
+only (the user's own modules and
 classes are read for the names the code uses: `cfg.scale`); double backward through a compiled region
 raises.
 """
