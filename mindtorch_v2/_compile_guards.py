@@ -199,6 +199,9 @@ class _Found:
             for j, p in enumerate(group["params"]):
                 if id(p) not in ids:  # (most were found through the module already)
                     self.tensor(p, (*path, "param_groups", i, j))
+            for k, v in group.items():  # a tensor lr (or betas) a scheduler may update in place
+                if isinstance(v, Tensor):
+                    self.tensor(v, (*path, "param_groups", i, k))
         for i, group in enumerate(opt.param_groups):
             for j, p in enumerate(group["params"]):
                 st = state.get(p)

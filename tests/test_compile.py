@@ -897,6 +897,32 @@ def test_a_function_reaching_deeper_than_the_guards_follow_runs_eagerly():
     assert counters["traces"] == 0
 
 
+@pytest.mark.parametrize("make", [lambda ps: torch.optim.SGD(ps, lr=torch.tensor(0.1), momentum=0.9),
+                                  lambda ps: torch.optim.Adam(ps, lr=torch.tensor(0.01))], ids=["SGD", "Adam"])
+def test_a_tensor_lr_updated_in_place_is_an_input_of_the_compiled_step(make):
+    # it was baked in: a scheduler's fill_ of the lr tensor went unseen
+    runs = []
+    for compiled in (False, True):
+        w = torch.ones(2, requires_grad=True)
+        opt = make([w])
+
+        def step():
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+
+        fn = torch.compile(step) if compiled else step
+        out = []
+        for i in range(5):
+            if i == 3:
+                opt.param_groups[0]["lr"].fill_(0.5)
+            fn()
+            out.append(w.tolist())
+        runs.append(out)
+    np.testing.assert_allclose(runs[1], runs[0], rtol=1e-5, atol=1e-7)  # (Adam's last step: an ulp of 0.47 - 0.47)
+    assert counters["traces"] == 1 and counters["compiled_calls"] >= 3  # (compiled, the first call eager)
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])

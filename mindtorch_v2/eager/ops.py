@@ -279,7 +279,9 @@ def _sub(input, other):
 
 def _scaled(input, other, alpha):
     """alpha * other in the dtype of the op's result (alpha takes no part in the promotion, as in torch)."""
-    if alpha == 1 and type(alpha) is not bool:
+    if isinstance(alpha, Tensor):  # (a tensor lr: a scalar to torch, read without a Python comparison, so a
+        alpha = alpha.detach()     # compiled step keeps it an input; no derivative flows into it)
+    elif alpha == 1 and type(alpha) is not bool:
         return other
     dtype = _promotion.result_type(input, other)
     if isinstance(alpha, (bool, np.bool_)) and dtype is not _dt.bool_:
