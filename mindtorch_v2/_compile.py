@@ -74,7 +74,9 @@ from .core.jaxpr import Jaxpr, Var, optimize, partition
 from .core.staging import ConcretizationTypeError, Executable, JitTrace, JitTracer
 from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
+from .eager.autograd.engine import _check_saved
 from .eager.autograd.function import Function
+from .eager.autograd.graph import Saved
 from .eager.random_ops import generator_states, restore_generators, rng_events
 from .eager.tensor import Tensor
 from .utils import _pytree
@@ -227,7 +229,7 @@ class _Entry:
     outputs to the grads of the differentiable inputs."""
 
     __slots__ = ("fwd", "bwd", "template", "n_ret", "ret_rg", "mutated", "bumps", "grads", "diff_in",
-                 "diff_out", "n_res", "bwd_has", "donating", "released")
+                 "diff_out", "n_res", "bwd_has", "donating", "released", "saved_inputs")
 
     def __init__(self):
         self.bwd = None
@@ -321,6 +323,7 @@ def _trace(fn, args, kwargs, found, storages):
                                      "the compiled boundary")
                 ct_vars = [Var(_aval(ret_vals[i].shape, ret_vals[i].dtype, ret_vals[i].device)) for i in diff_out]
                 cts = [Tensor._from_value(JitTracer(main, v)) for v in ct_vars]
+                saved_inputs = _saved_inputs(returned, storages, snap.versions)  # (before backward frees them)
                 # a leaf's gradient hooks stay out of the program: the eager engine runs them when it
                 # accumulates the region's gradient into the leaf (traced too, they would run twice)
                 hooked = [(a, a.pre_hooks) for t in diff_in if (a := t._acc) is not None and a.pre_hooks]
@@ -365,10 +368,32 @@ def _trace(fn, args, kwargs, found, storages):
         return e
     e.diff_in = [ids[id(t)] for t in diff_in]
     e.diff_out = diff_out
+    e.saved_inputs = saved_inputs
     e.bwd_has = [k for k, _ in in_grads]
     fwd, bwd, n_res = partition(optimize(joint), len(invars), len(outvars))
     e.fwd, e.bwd, e.n_res = _program(fwd), _program(bwd), n_res
     return e
+
+
+def _saved_inputs(returned, storages, versions):
+    """(position, version offset) of each input storage that a node of the traced forward saved for its
+    backward, with its version then less its version when the call began: a run checks, before its
+    backward, that no in-place write has bumped it since, as eager's saved-tensor check does."""
+    where = {id(st._version): k for k, st in enumerate(storages) if st._version is not None}
+    out = {}
+    seen = set()
+    stack = [t._grad_fn for t in returned if t._grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for saved in (getattr(node, "saved", None) or {}).values():
+            k = where.get(id(saved.counter))
+            if k is not None:
+                out[k] = saved.version - versions[k]
+        stack.extend(n for n, _ in getattr(node, "next_functions", ()) if n is not None)
+    return tuple(out.items())
 
 
 def _released(e, found, storages, snap):
@@ -456,6 +481,8 @@ class _Region(Function):
 
     @staticmethod
     def forward(ctx, e, found, storages, *diff_tensors):
+        ctx.saved_inputs = [Saved(storages[k].value, storages[k].version, storages[k].version.value + offset,
+                                  _NO_EDGE, False) for k, offset in e.saved_inputs]
         outs = e.fwd([st.value for st in storages])
         n_fwd = len(outs) - e.n_res
         ctx.residuals = outs[n_fwd:]
@@ -475,12 +502,26 @@ class _Region(Function):
             raise RuntimeError("Trying to backward through the graph a second time (or directly access saved "
                                "tensors after they have already been freed). Specify retain_graph=True if you "
                                "need to backward through the graph a second time.")
+        for saved in ctx.saved_inputs:
+            _check_saved(_REGION_NODE, saved)
         cts = [gs[i]._value() for i in e.diff_out]
         outs = e.bwd(list(res) + cts)
         grads = [None] * len(e.diff_in)
         for k, g in zip(e.bwd_has, outs):
             grads[k] = Tensor._from_value(g)
         return (None, None, None, *grads)
+
+
+class _RegionNode:
+    """How the saved-tensor check names a compiled region's backward."""
+
+    @staticmethod
+    def name():
+        return "CompiledFunctionBackward"
+
+
+_REGION_NODE = _RegionNode()
+_NO_EDGE = (None, 0)
 
 
 def _run_autograd(e, found, storages):

@@ -923,6 +923,23 @@ def test_a_tensor_lr_updated_in_place_is_an_input_of_the_compiled_step(make):
     assert counters["traces"] == 1 and counters["compiled_calls"] >= 3  # (compiled, the first call eager)
 
 
+@pytest.mark.parametrize("fn, raises", [(lambda x, w: x * w, True), (lambda x, w: x + w, False)], ids=["mul", "add"])
+def test_an_input_saved_for_backward_and_modified_in_place_before_it_raises_as_in_eager(fn, raises):
+    # the compiled backward used the saved value silently where eager's saved-tensor check raises
+    for f in (fn, torch.compile(fn)):
+        x, w = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+        y = f(x, w)
+        with torch.no_grad():
+            w.add_(1)
+        if raises:
+            with pytest.raises(RuntimeError, match="modified by an inplace operation.*is at version 1; expected "
+                                                   "version 0"):
+                y.sum().backward()
+        else:
+            y.sum().backward()
+            assert w.grad.tolist() == [1.0, 1.0]
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
