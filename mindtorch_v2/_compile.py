@@ -30,6 +30,8 @@ How one call runs (`CompiledFunction.__call__`):
          an output written back into that storage on every call, its version bumped as eager did;
        - each leaf whose `.grad` was replaced (`loss.backward()` on fresh grads, `zero_grad()`): the new
          grad is an output set on the leaf on every call (or None);
+     a returned tensor that is an input, or views one's storage (`return x`, `x[0]`, `x.t()`), is that
+     tensor or a view of it on every call (outside the autograd path), as eager's;
      and, when grad mode is on, an output requires grad and the code did not run backward itself, calls
      `autograd.grad` on the traced outputs with traced cotangents inside the same trace (so the eager
      tape's own rules, `detach`, `no_grad` regions and custom Functions all count) and splits the joint
@@ -78,6 +80,7 @@ from .eager.autograd.engine import _check_saved
 from .eager.autograd.function import Function
 from .eager.autograd.graph import Saved
 from .eager.random_ops import generator_states, restore_generators, rng_events
+from .eager.storage import DataStorage
 from .eager.tensor import Tensor
 from .utils import _pytree
 from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_DEPTH, _MAX_NODES, Wrapper, _Found, _World, _guard_key, _plain,
@@ -229,9 +232,10 @@ class _Entry:
     outputs to the grads of the differentiable inputs."""
 
     __slots__ = ("fwd", "bwd", "template", "n_ret", "ret_rg", "mutated", "bumps", "grads", "diff_in",
-                 "diff_out", "n_res", "bwd_has", "donating", "released", "saved_inputs")
+                 "diff_out", "n_res", "bwd_has", "donating", "released", "saved_inputs", "aliases")
 
     def __init__(self):
+        self.aliases = None
         self.bwd = None
         self.donating = None
         self.released = ()
@@ -358,6 +362,7 @@ def _trace(fn, args, kwargs, found, storages):
     ids = {id(t): k for k, t in enumerate(found.tensors)}
     e.grads = [(ids[id(t)], v is not None) for t, v in zip(grads, grad_vals)]
     if not autograd_path:
+        e.aliases = _aliases(returned, found, storages)
         e.fwd = _program(joint)
         e.released = _released(e, found, storages, snap)
         # the storages it overwrites (parameters, optimizer state, accumulated grads) may lend their buffers
@@ -373,6 +378,42 @@ def _trace(fn, args, kwargs, found, storages):
     fwd, bwd, n_res = partition(optimize(joint), len(invars), len(outvars))
     e.fwd, e.bwd, e.n_res = _program(fwd), _program(bwd), n_res
     return e
+
+
+def _aliases(returned, found, storages):
+    """Per returned tensor, how it aliases what the call read, as eager's result does (None: a new tensor):
+    ("same", k), the k-th tensor found itself (`return x`); ("view", k, shape, strides, offset), a view of
+    the k-th tensor's storage (`x[0]`, `x.t()`, `x.view(-1)`), so writes through it reach the input
+    ("detached": one with no base, as `x.detach()`). None for all when nothing aliases."""
+    position = {id(st): k for k, st in enumerate(storages)}
+    index = {id(t): k for k, t in enumerate(found.tensors)}
+    out = []
+    for t in returned:
+        k = position.get(id(t._storage.target if type(t._storage) is DataStorage else t._storage))
+        if k is None:
+            out.append(None)
+        elif id(t) in index:
+            out.append(("same", index[id(t)]))
+        else:
+            owner = next(j for j, u in enumerate(found.tensors) if _storage(u) is storages[k])
+            out.append(("view" if t._base is not None else "detached", owner, *t._geometry()))
+    return out if any(out) else None
+
+
+def _aliased(e, found, values):
+    """The returned tensors of one run (_aliases)."""
+    rets = []
+    for alias, v in zip(e.aliases, values):
+        if alias is None:
+            rets.append(Tensor._from_value(v))
+        elif alias[0] == "same":
+            rets.append(found.tensors[alias[1]])
+        else:
+            t = found.tensors[alias[1]]._view_of(*alias[2:])
+            if alias[0] == "detached":  # (sharing the storage, with no base: what detach() gives)
+                t._base = None
+            rets.append(t)
+    return rets
 
 
 def _saved_inputs(returned, storages, versions):
@@ -472,7 +513,8 @@ def _run(e, found, storages):
         outs = e.donating(ins, owned=True)  # (each lent buffer checked just now: mutated ones here, old grads above)
     else:
         outs = e.fwd(ins)
-    rets = [Tensor._from_value(v) for v in _land(e, found, storages, outs)]
+    values = _land(e, found, storages, outs)
+    rets = [Tensor._from_value(v) for v in values] if e.aliases is None else _aliased(e, found, values)
     return _unflatten(e.template, iter(rets))
 
 

@@ -940,6 +940,26 @@ def test_an_input_saved_for_backward_and_modified_in_place_before_it_raises_as_i
             assert w.grad.tolist() == [1.0, 1.0]
 
 
+@pytest.mark.parametrize("fn", [lambda x: x[0], lambda x: x, lambda x: x.add_(1), lambda x: x.t(),
+                                lambda x: x.view(-1), lambda x: x.detach(), lambda x: x.chunk(2)[1],
+                                lambda x: (x[1], x * 1)],
+                         ids=["select", "itself", "add_", "t", "view", "detach", "chunk", "tuple"])
+def test_a_returned_view_of_an_input_aliases_it_as_in_eager(fn):
+    # it came back as a copy: writes through it did not reach the input, `out is x` was False
+    def runs(f):
+        out = []
+        for _ in range(3):
+            x = torch.zeros(2, 2)
+            y = f(x)
+            y = y[0] if isinstance(y, tuple) else y
+            is_x, base_is_x = y is x, y._base is x
+            y.add_(1)
+            out.append((x.tolist(), is_x, base_is_x, tuple(y.stride()), tuple(y.shape)))
+        return out
+
+    assert runs(torch.compile(fn)) == runs(fn)
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
