@@ -76,7 +76,7 @@ from .core.jaxpr import Jaxpr, Var, optimize, partition
 from .core.staging import ConcretizationTypeError, Executable, JitTrace, JitTracer
 from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
-from .eager.autograd.engine import _check_saved
+from .eager.autograd.engine import FREED_MSG, _check_saved
 from .eager.autograd.function import Function
 from .eager.autograd.graph import Saved
 from .eager.random_ops import generator_states, restore_generators, rng_events
@@ -232,10 +232,12 @@ class _Entry:
     outputs to the grads of the differentiable inputs."""
 
     __slots__ = ("fwd", "bwd", "template", "n_ret", "ret_rg", "mutated", "bumps", "grads", "diff_in",
-                 "diff_out", "n_res", "bwd_has", "donating", "released", "saved_inputs", "aliases")
+                 "diff_out", "n_res", "bwd_has", "donating", "released", "saved_inputs", "aliases",
+                 "spent")
 
     def __init__(self):
         self.aliases = None
+        self.spent = False
         self.bwd = None
         self.donating = None
         self.released = ()
@@ -359,6 +361,7 @@ def _trace(fn, args, kwargs, found, storages):
     e = _Entry()
     e.template, e.n_ret, e.ret_rg = template, len(ret_vals), ret_rg
     e.mutated, e.bumps = mutated, bumps
+    e.spent = backward_ran and not autograd_path and any(ret_rg)
     ids = {id(t): k for k, t in enumerate(found.tensors)}
     e.grads = [(ids[id(t)], v is not None) for t, v in zip(grads, grad_vals)]
     if not autograd_path:
@@ -515,6 +518,10 @@ def _run(e, found, storages):
         outs = e.fwd(ins)
     values = _land(e, found, storages, outs)
     rets = [Tensor._from_value(v) for v in values] if e.aliases is None else _aliased(e, found, values)
+    if e.spent:  # the code ran backward itself: what required grad still does, its graph spent, as eager's
+        for t, rg in zip(rets, e.ret_rg):
+            if rg and t._grad_fn is None and t._base is None:
+                t._rg, t._grad_fn = True, _SPENT
     return _unflatten(e.template, iter(rets))
 
 
@@ -552,6 +559,25 @@ class _Region(Function):
         for k, g in zip(e.bwd_has, outs):
             grads[k] = Tensor._from_value(g)
         return (None, None, None, *grads)
+
+
+class _Spent(_Boundary):
+    """The grad_fn of a result whose graph the compiled code's own backward used up (a training step's loss):
+    it requires grad, as eager's does, and a second backward raises eager's error."""
+
+    seq = 0
+
+    def __init__(self):
+        self.n_outputs = 1
+
+    def name(self):
+        return "CompiledFunctionBackward"
+
+    def apply(self, grads, create_graph):
+        raise RuntimeError(FREED_MSG)
+
+
+_SPENT = _Spent()
 
 
 class _RegionNode:

@@ -960,6 +960,28 @@ def test_a_returned_view_of_an_input_aliases_it_as_in_eager(fn):
     assert runs(torch.compile(fn)) == runs(fn)
 
 
+def test_a_loss_returned_by_a_step_that_ran_backward_requires_grad_as_in_eager():
+    # it came back as a plain tensor (requires_grad False); eager's keeps its spent graph
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        m = nn.Linear(2, 1)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).sum()
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = torch.compile(step) if compiled else step
+        for _ in range(3):
+            loss = fn(torch.ones(1, 2))
+        assert loss.requires_grad and not loss.is_leaf and loss.grad_fn is not None
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss.backward()
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
