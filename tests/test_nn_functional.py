@@ -125,6 +125,7 @@ BOUNDARY_GRADIENTS = [
     ("threshold", lambda x: F.threshold(x, 1.0, 5.0), [0.0, 1.0, 2.0], [0.0, 0.0, 1.0]),
     ("relu", lambda x: F.relu(x), [-1.0, 0.0, 1.0], [0.0, 0.0, 1.0]),
     ("leaky_relu", lambda x: F.leaky_relu(x, 0.1), [-1.0, 0.0, 1.0], [0.1, 0.1, 1.0]),
+    ("rrelu eval", lambda x: F.rrelu(x), [-1.0, 0.0, 1.0], [0.22916666666666666, 0.22916666666666666, 1.0]),
     ("elu", lambda x: F.elu(x, 2.0), [-1.0, 0.0, 1.0], [0.7357588823428847, 2.0, 1.0]),
     ("celu", lambda x: F.celu(x, 2.0), [-1.0, 0.0, 1.0], [0.6065306597126334, 1.0, 1.0]),
     ("softplus threshold", lambda x: F.softplus(x, 2.0, 4.0), [1.9, 2.0, 2.1],

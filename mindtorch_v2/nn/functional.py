@@ -161,7 +161,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     else:
         slope = (lower + upper) / 2
     x = inplace_source(input, inplace)
-    return inplace_result(input, where(x >= 0, x, x * slope), inplace)
+    return inplace_result(input, where(x > 0, x, x * slope), inplace)  # torch: the slope's side at 0
 
 
 def logsigmoid(input):
