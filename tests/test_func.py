@@ -163,6 +163,31 @@ def test_jacrev_and_jacfwd_equal_hand_jacobian():
         close(jac(g, argnums=1)(T(x), T(y))[0], np.diag(x))
 
 
+# d/dx at bounds, recorded from PyTorch 2.13 (float64): clamp passes the gradient at its bounds
+# (min <= x <= max). Eager backward, grad, jacfwd and jacrev run the same rules: the same numbers.
+BOUNDARY_GRADIENTS = [
+    ("clamp", lambda x: torch.clamp(x, -1.0, 1.0), [-2.0, -1.0, 0.0, 1.0, 2.0], [0.0, 1.0, 1.0, 1.0, 0.0]),
+    ("clamp min", lambda x: torch.clamp(x, min=0.0), [-1.0, 0.0, 1.0], [0.0, 1.0, 1.0]),
+    ("clamp max", lambda x: torch.clamp(x, max=0.0), [-1.0, 0.0, 1.0], [1.0, 1.0, 0.0]),
+    ("clamp_min", lambda x: torch.clamp_min(x, 0.0), [-1.0, 0.0, 1.0], [0.0, 1.0, 1.0]),
+    ("clamp_max", lambda x: torch.clamp_max(x, 0.0), [-1.0, 0.0, 1.0], [1.0, 1.0, 0.0]),
+    ("clamp tensor bounds", lambda x: torch.clamp(x, T([-1.0] * 3), T([1.0] * 3)), [-1.0, 0.0, 1.0],
+     [1.0, 1.0, 1.0]),
+    ("clamp_ inplace", lambda x: (x * 1.0).clamp_(-1.0, 1.0), [-2.0, -1.0, 0.0, 1.0, 2.0],
+     [0.0, 1.0, 1.0, 1.0, 0.0]),
+]
+
+
+@pytest.mark.parametrize("fn,x,expected", [c[1:] for c in BOUNDARY_GRADIENTS], ids=[c[0] for c in BOUNDARY_GRADIENTS])
+def test_gradient_at_boundaries_is_pytorchs_in_eager_and_under_transforms(fn, x, expected):
+    xt = T(x, requires_grad=True)
+    fn(xt).sum().backward()
+    np.testing.assert_array_equal(npy(xt.grad), expected)
+    np.testing.assert_array_equal(npy(func.grad(lambda v: fn(v).sum())(T(x))), expected)
+    for jac in (func.jacfwd, func.jacrev):  # elementwise: the Jacobian is diagonal
+        np.testing.assert_array_equal(npy(jac(fn)(T(x))), np.diag(expected))
+
+
 def test_jacobians_with_aux():
     x = r(3)
     for jac in (func.jacrev, func.jacfwd):
