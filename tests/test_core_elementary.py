@@ -175,6 +175,26 @@ def test_i1_second_derivative_is_smooth_through_zero():
     np.testing.assert_allclose(at0, fd, atol=1e-6)
 
 
+def test_arctan2_derivative_at_the_origin_is_zero_to_every_order():
+    # torch's rule: 1 / (x^2 + y^2) taken as 0 where the sum is 0 (0/0 otherwise); the same rule for grad and jvp
+    f = lambda a, b: core.sum(core.arctan2(a, b))  # noqa: E731
+    zero = arr([0.0, -0.0, 1e-200])  # 1e-200 squared underflows: also the origin to the rule, as in torch
+    gx, gy = core.grad(f, argnums=(0, 1))(zero, zero)
+    np.testing.assert_array_equal(np_of(gx), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(np_of(gy), [0.0, 0.0, 0.0])
+    _, t = core.jvp(f, (zero, zero), (arr([1.0, 1.0, 1.0]), arr([1.0, -2.0, 3.0])))
+    assert np_of(t) == 0.0
+    h = core.hessian(lambda v: f(v[0], v[1]))(arr([0.0, 0.0]))
+    assert np.all(np.isfinite(np_of(h)))
+    # off the origin: the closed form, also one order up
+    p = np.array([0.3, 0.7])
+    h = np_of(core.hessian(lambda v: f(v[0], v[1]))(arr(p)))
+    yv, xv = p
+    r4 = (xv * xv + yv * yv) ** 2
+    np.testing.assert_allclose(h, [[-2 * xv * yv / r4, (yv * yv - xv * xv) / r4],
+                                   [(yv * yv - xv * xv) / r4, 2 * xv * yv / r4]])
+
+
 def test_binary_partials_match_closed_forms():
     x, y = np.array([0.5, -1.5, 2.0]), np.array([1.2, 0.7, -3.0])
     gx, gy = core.grad(lambda a, b: core.sum(core.arctan2(a, b)), argnums=(0, 1))(arr(x), arr(y))

@@ -163,6 +163,51 @@ def test_jacrev_and_jacfwd_equal_hand_jacobian():
         close(jac(g, argnums=1)(T(x), T(y))[0], np.diag(x))
 
 
+# d/dx at bounds and at atan2's origin, recorded from PyTorch 2.13 (float64): clamp passes the gradient at
+# its bounds (min <= x <= max), atan2's derivative at y = x = 0 is 0. Eager backward, grad, jacfwd and jacrev
+# run the same rules, so they give the same numbers. (PyTorch's own jacfwd of atan2 gives nan at the origin:
+# its forward-mode formula is a second one, without the 0 there; ours is the one rule.)
+BOUNDARY_GRADIENTS = [
+    ("clamp", lambda x: torch.clamp(x, -1.0, 1.0), [-2.0, -1.0, 0.0, 1.0, 2.0], [0.0, 1.0, 1.0, 1.0, 0.0]),
+    ("clamp min", lambda x: torch.clamp(x, min=0.0), [-1.0, 0.0, 1.0], [0.0, 1.0, 1.0]),
+    ("clamp max", lambda x: torch.clamp(x, max=0.0), [-1.0, 0.0, 1.0], [1.0, 1.0, 0.0]),
+    ("clamp_min", lambda x: torch.clamp_min(x, 0.0), [-1.0, 0.0, 1.0], [0.0, 1.0, 1.0]),
+    ("clamp_max", lambda x: torch.clamp_max(x, 0.0), [-1.0, 0.0, 1.0], [1.0, 1.0, 0.0]),
+    ("clamp tensor bounds", lambda x: torch.clamp(x, T([-1.0] * 3), T([1.0] * 3)), [-1.0, 0.0, 1.0],
+     [1.0, 1.0, 1.0]),
+    ("clamp_ inplace", lambda x: (x * 1.0).clamp_(-1.0, 1.0), [-2.0, -1.0, 0.0, 1.0, 2.0],
+     [0.0, 1.0, 1.0, 1.0, 0.0]),
+    ("atan2(x, x)", lambda x: torch.atan2(x, x), [0.0, 1.0, -1.0], [0.0, 0.0, 0.0]),
+    ("atan2(x, 0)", lambda x: torch.atan2(x, torch.zeros(3, dtype=f64)), [0.0, 1.0, -1.0], [0.0, 0.0, 0.0]),
+    ("atan2(0, x)", lambda x: torch.atan2(torch.zeros(3, dtype=f64), x), [0.0, 1.0, -1.0], [0.0, 0.0, 0.0]),
+]
+
+
+@pytest.mark.parametrize("fn,x,expected", [c[1:] for c in BOUNDARY_GRADIENTS], ids=[c[0] for c in BOUNDARY_GRADIENTS])
+def test_gradient_at_boundaries_is_pytorchs_in_eager_and_under_transforms(fn, x, expected):
+    xt = T(x, requires_grad=True)
+    fn(xt).sum().backward()
+    np.testing.assert_array_equal(npy(xt.grad), expected)
+    np.testing.assert_array_equal(npy(func.grad(lambda v: fn(v).sum())(T(x))), expected)
+    for jac in (func.jacfwd, func.jacrev):  # elementwise: the Jacobian is diagonal
+        np.testing.assert_array_equal(npy(jac(fn)(T(x))), np.diag(expected))
+
+
+def test_atan2_gradients_of_both_arguments_at_and_off_the_origin():
+    y, x = [0.0, 1.0, -3.0, 0.0], [0.0, 2.0, 0.5, -0.0]
+    dy, dx = [0.0, 0.4, 0.05405405405405406, 0.0], [0.0, -0.2, 0.32432432432432434, 0.0]  # from PyTorch
+    yt, xt = T(y, requires_grad=True), T(x, requires_grad=True)
+    torch.atan2(yt, xt).sum().backward()
+    close(yt.grad, dy)
+    close(xt.grad, dx)
+    gy, gx = func.grad(lambda a, b: torch.atan2(a, b).sum(), argnums=(0, 1))(T(y), T(x))
+    close(gy, dy)
+    close(gx, dx)
+    jy, jx = func.jacfwd(torch.atan2, argnums=(0, 1))(T(y), T(x))
+    close(jy, np.diag(dy))
+    close(jx, np.diag(dx))
+
+
 def test_jacobians_with_aux():
     x = r(3)
     for jac in (func.jacrev, func.jacfwd):

@@ -103,6 +103,63 @@ def test_gradient_at_kinks_follows_pytorch():
     assert N(x.grad).tolist() == [0.0, 0.0, 1.0, 0.0]
 
 
+# d/dx at the boundaries, recorded from PyTorch 2.13 (float64; hardsigmoid's 1/6 is float32's there, from a
+# float constant in its kernel, hence the rtol below). The same numbers from eager backward and from the
+# transforms: both run the same rules.
+BOUNDARY_GRADIENTS = [
+    ("hardtanh", lambda x: F.hardtanh(x), [-2.0, -1.0, 0.0, 1.0, 2.0], [0.0, 0.0, 1.0, 0.0, 0.0]),
+    ("hardtanh(-0.5, 0.7)", lambda x: F.hardtanh(x, -0.5, 0.7), [-1.0, -0.5, 0.1, 0.7, 1.0],
+     [0.0, 0.0, 1.0, 0.0, 0.0]),
+    ("hardtanh(2, 3)", lambda x: F.hardtanh(x, 2.0, 3.0), [1.0, 2.0, 2.5, 3.0, 4.0], [0.0, 0.0, 1.0, 0.0, 0.0]),
+    ("hardtanh inplace", lambda x: F.hardtanh(x * 1.0, inplace=True), [-2.0, -1.0, 0.0, 1.0, 2.0],
+     [0.0, 0.0, 1.0, 0.0, 0.0]),
+    ("Hardtanh module", lambda x: torch.nn.Hardtanh(-0.5, 0.5)(x), [-1.0, -0.5, 0.0, 0.5, 1.0],
+     [0.0, 0.0, 1.0, 0.0, 0.0]),
+    ("relu6", lambda x: F.relu6(x), [-1.0, 0.0, 3.0, 6.0, 7.0], [0.0, 0.0, 1.0, 0.0, 0.0]),
+    ("relu6 inplace", lambda x: F.relu6(x * 1.0, inplace=True), [-1.0, 0.0, 3.0, 6.0, 7.0],
+     [0.0, 0.0, 1.0, 0.0, 0.0]),
+    ("hardsigmoid", lambda x: F.hardsigmoid(x), [-4.0, -3.0, 0.0, 3.0, 4.0], [0.0, 0.0, 0.1666666716337204, 0.0, 0.0]),
+    ("hardswish", lambda x: F.hardswish(x), [-4.0, -3.0, 0.0, 3.0, 4.0], [0.0, 0.0, 0.5, 1.0, 1.0]),
+    ("hardswish inside", lambda x: F.hardswish(x), [1.0, -1.0, 2.9],
+     [0.8333333333333333, 0.16666666666666669, 1.4666666666666668]),
+    ("threshold", lambda x: F.threshold(x, 1.0, 5.0), [0.0, 1.0, 2.0], [0.0, 0.0, 1.0]),
+    ("relu", lambda x: F.relu(x), [-1.0, 0.0, 1.0], [0.0, 0.0, 1.0]),
+    ("leaky_relu", lambda x: F.leaky_relu(x, 0.1), [-1.0, 0.0, 1.0], [0.1, 0.1, 1.0]),
+    ("rrelu eval", lambda x: F.rrelu(x), [-1.0, 0.0, 1.0], [0.22916666666666666, 0.22916666666666666, 1.0]),
+    ("elu", lambda x: F.elu(x, 2.0), [-1.0, 0.0, 1.0], [0.7357588823428847, 2.0, 1.0]),
+    ("celu", lambda x: F.celu(x, 2.0), [-1.0, 0.0, 1.0], [0.6065306597126334, 1.0, 1.0]),
+    ("softplus threshold", lambda x: F.softplus(x, 2.0, 4.0), [1.9, 2.0, 2.1],
+     [0.9781187290638695, 0.9820137900379085, 1.0]),
+    ("softshrink", lambda x: F.softshrink(x, 0.5), [-0.5, 0.0, 0.5], [0.0, 0.0, 0.0]),
+    ("hardshrink", lambda x: F.hardshrink(x, 0.5), [-0.5, 0.0, 0.5], [0.0, 0.0, 0.0]),
+]
+
+
+@pytest.mark.parametrize("fn,x,expected", [c[1:] for c in BOUNDARY_GRADIENTS], ids=[c[0] for c in BOUNDARY_GRADIENTS])
+def test_gradient_at_boundaries_is_pytorchs_in_eager_and_under_transforms(fn, x, expected):
+    xt = T(x, requires_grad=True)
+    fn(xt).sum().backward()
+    np.testing.assert_allclose(N(xt.grad), expected, rtol=1e-7, atol=0)
+    grad = torch.func.grad(lambda v: fn(v).sum())(T(x))
+    np.testing.assert_allclose(N(grad), expected, rtol=1e-7, atol=0)
+    for jac in (torch.func.jacfwd, torch.func.jacrev):  # elementwise: the Jacobian is diagonal
+        np.testing.assert_allclose(N(jac(fn)(T(x))), np.diag(expected), rtol=1e-7, atol=0)
+    per_example = torch.func.vmap(torch.func.grad(lambda v: fn(v.reshape(1)).sum()))(T(x))
+    np.testing.assert_allclose(N(per_example), expected, rtol=1e-7, atol=0)
+
+
+def test_hardtanh_values_at_and_beyond_the_bounds():
+    x = T([-2.0, -1.0, 0.5, 1.0, 2.0, np.nan, -np.inf, np.inf])
+    np.testing.assert_array_equal(N(F.hardtanh(x)), [-1.0, -1.0, 0.5, 1.0, 1.0, np.nan, -1.0, 1.0])
+    np.testing.assert_array_equal(N(F.relu6(x * 4.0)), [0.0, 0.0, 2.0, 4.0, 6.0, np.nan, 0.0, 6.0])
+    np.testing.assert_array_equal(N(F.hardsigmoid(x * 3.0)), [0.0, 0.0, 0.75, 1.0, 1.0, np.nan, 0.0, 1.0])
+    y = torch.tensor([-3.0, 0.25, 3.0])
+    assert F.hardtanh(y).dtype is torch.float32 and F.hardsigmoid(y).dtype is torch.float32
+    z = T([-3.0, 0.25, 3.0])
+    F.hardtanh(z, inplace=True)
+    np.testing.assert_array_equal(N(z), [-1.0, 0.25, 1.0])
+
+
 def test_activations_have_finite_gradients_for_huge_inputs():
     for fn in (F.elu, F.softplus, F.mish, F.silu, F.selu, F.logsigmoid, F.celu):
         x = T([-1000.0, -50.0, 0.0, 50.0, 1000.0], requires_grad=True)

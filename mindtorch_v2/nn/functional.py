@@ -75,12 +75,15 @@ def relu_(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """input clamped to [min_val, max_val]; the gradient passes only strictly inside (as torch)."""
+    """input clamped to [min_val, max_val]; the gradient passes only strictly inside (as torch).
+
+    The bounds are constant branches of `where`, so the one rule (where's) gives 0 at and beyond either bound
+    in eager backward and every transform alike; clamp would pass it at the bounds, as torch.clamp does.
+    NaN fails both tests and stays NaN."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     x = inplace_source(input, inplace)
-    inside = (x > min_val) & (x < max_val)
-    out = where(inside, x, x.detach().clamp(min_val, max_val))
+    out = where(x <= min_val, min_val, where(x >= max_val, max_val, x))
     return inplace_result(input, out, inplace)
 
 
@@ -158,7 +161,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     else:
         slope = (lower + upper) / 2
     x = inplace_source(input, inplace)
-    return inplace_result(input, where(x >= 0, x, x * slope), inplace)
+    return inplace_result(input, where(x > 0, x, x * slope), inplace)  # torch: the slope's side at 0
 
 
 def logsigmoid(input):
@@ -166,8 +169,10 @@ def logsigmoid(input):
 
 
 def hardsigmoid(input, inplace=False):
+    """(x + 3) / 6 limited to [0, 1] (torch's kernel); the gradient 1/6 only strictly inside (-3, 3)."""
     x = inplace_source(input, inplace)
-    return inplace_result(input, hardtanh(x / 6.0 + 0.5, 0.0, 1.0), inplace)
+    out = where(x <= -3.0, 0.0, where(x >= 3.0, 1.0, (x + 3.0) / 6.0))
+    return inplace_result(input, out, inplace)
 
 
 def hardswish(input, inplace=False):

@@ -88,12 +88,16 @@ exp2 = _float_unary(exp2_p)
 # nextafter, signbit
 
 
-def _sq_sum(x, y):
-    return add(mul(x, x), mul(y, y))
+def _atan2_recip(x, y):
+    """1 / (x^2 + y^2), and 0 where that sum is 0 (torch's rule: atan2's derivative at the origin is 0, not
+    0/0). The sum is replaced by 1 there before the division, so no inf enters a higher derivative either."""
+    r2 = add(mul(x, x), mul(y, y))
+    at_origin = eq(r2, 0.0)
+    return where(at_origin, 0.0, reciprocal(where(at_origin, 1.0, r2)))
 
 
-arctan2_p = binary("arctan2", np.arctan2, kind="real", d_x=lambda x, y, out: div(y, _sq_sum(x, y)),
-                   d_y=lambda x, y, out: neg(div(x, _sq_sum(x, y))), reads=((0, 1), (0, 1)))
+arctan2_p = binary("arctan2", np.arctan2, kind="real", d_x=lambda x, y, out: mul(y, _atan2_recip(x, y)),
+                   d_y=lambda x, y, out: neg(mul(x, _atan2_recip(x, y))), reads=((0, 1), (0, 1)))
 # torch's rule: g * x / out (nan at the origin, as in torch)
 hypot_p = binary("hypot", np.hypot, kind="real", d_x=lambda x, y, out: div(x, out),
                  d_y=lambda x, y, out: div(y, out), reads=((0, "out"), (1, "out")))
