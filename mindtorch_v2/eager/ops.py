@@ -279,9 +279,13 @@ def _sub(input, other):
 
 def _scaled(input, other, alpha):
     """alpha * other in the dtype of the op's result (alpha takes no part in the promotion, as in torch)."""
-    if isinstance(alpha, Tensor):  # (a tensor lr: a scalar to torch, read without a Python comparison, so a
-        alpha = alpha.detach()     # compiled step keeps it an input; no derivative flows into it)
-    elif alpha == 1 and type(alpha) is not bool:
+    kind = type(alpha)
+    if kind is int or kind is float:
+        if alpha == 1:
+            return other
+    elif isinstance(alpha, Tensor):  # (a tensor lr: a scalar to torch, read without a Python comparison, so a
+        alpha = alpha.detach()       # compiled step keeps it an input; no derivative flows into it)
+    elif alpha == 1 and kind is not bool:
         return other
     dtype = _promotion.result_type(input, other)
     if isinstance(alpha, (bool, np.bool_)) and dtype is not _dt.bool_:
