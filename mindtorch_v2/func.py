@@ -6,6 +6,9 @@ user's code, and converts the results back to Tensors. So there is one
 implementation of every transform; the eager tape is not used (the Tensors made
 inside require no grad) and the caller's Tensors are never written.
 
+A custom torch.autograd.Function called inside is one primitive whose rules are the Function's own backward,
+jvp and vmap staticmethods (eager/autograd/function.py), as PyTorch's torch.func uses them.
+
 In-place ops inside a transformed function just work: a Tensor's storage may
 hold a traced value, and the in-place writeback (as_strided_scatter) is itself
 a primitive the transforms understand.

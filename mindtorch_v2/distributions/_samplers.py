@@ -14,6 +14,7 @@ point for large alpha, a bivariate rational fit elsewhere).
 """
 import math
 
+from ..eager import grad_mode
 from . import _torch as torch
 from ._torch import autograd
 
@@ -128,7 +129,9 @@ class _StandardGamma(autograd.Function):
 
 def standard_gamma(alpha, generator=None):
     """Gamma(alpha, 1) samples, differentiable in alpha (as torch._standard_gamma)."""
-    if alpha.requires_grad and torch.is_grad_enabled():
+    # the Function only serves the eager tape: inside torch.func transforms the tape is off (and an old-style
+    # Function raises there, as PyTorch's)
+    if alpha.requires_grad and grad_mode.tape_enabled():
         return _StandardGamma.apply(alpha, generator)
     return _gamma_draw(alpha, generator)
 

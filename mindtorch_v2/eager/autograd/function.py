@@ -21,19 +21,26 @@ their primitive's VJP rules; a node like this one instead provides
 create_graph is set, so a backward written in tensor ops is differentiable
 again) and `release_variables()`.
 
+Inside torch.func transforms (grad, vjp, jvp, vmap, jacrev, ...) the tape is off; there `apply` binds one
+run-time primitive whose VJP is the user's backward, whose JVP is the user's jvp and whose batching rule is
+the user's vmap (or, with generate_vmap_rule, the vmapped Function), as PyTorch's torch.func does (see
+"inside torch.func transforms" below). Old-style Functions (forward(ctx, ...)) raise there, as in PyTorch.
+
 PyTorch makes `ctx` and `grad_fn` one object. Here ctx is a separate
 FunctionCtx so that attributes a user sets (ctx.seq, ctx.hooks, ...) never
 clash with the fields the engine reads; the node forwards other attribute
 reads and writes to its ctx, so `y.grad_fn.saved_tensors` works as in torch.
 """
+import collections
 import functools
 import inspect
 import weakref
 
 from ... import core
 from ...core import dtypes as _dt
-from ...core import broadcast_shapes, sum_to_shape
-from .. import grad_mode
+from ...core import Primitive, VariadicVJP, broadcast_shapes, sum_to_shape
+from .. import grad_mode, random_ops
+from ..grad_mode import _state as _grad_state
 from ..tensor import Tensor
 from ..writeback import record_history
 from . import graph, saved_hooks
@@ -114,7 +121,7 @@ class FunctionCtx:
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
-        """Kept for API compatibility (forward-mode AD of Functions is not supported)."""
+        """Keep tensors for jvp (torch.func.jvp, jacfwd): `ctx.saved_tensors` there."""
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *args):
@@ -223,7 +230,7 @@ class BackwardCFunction:
             if not isinstance(r, Tensor):
                 raise TypeError(f"function {self.name()} returned a gradient of type {type(r).__name__} at "
                                 f"position {i + 1}; expected a Tensor or None")
-            r = _conform_grad(self, r, k, meta)
+            r = _conform_grad(self.name(), r, k, meta)
             out.append(r if create_graph else r._value())
         return out
 
@@ -231,7 +238,7 @@ class BackwardCFunction:
 _NODE_FIELDS = frozenset(BackwardCFunction.__slots__)
 
 
-def _conform_grad(node, r, k, meta):
+def _conform_grad(name, r, k, meta):
     """A returned gradient summed to its input's shape (if it broadcasts to it) and cast to its dtype."""
     shape, dtype = meta
     if r._shape != shape:
@@ -240,7 +247,7 @@ def _conform_grad(node, r, k, meta):
         except ValueError:
             ok = False
         if not ok:
-            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {k} - got "
+            raise RuntimeError(f"Function {name} returned an invalid gradient at index {k} - got "
                                f"{list(r._shape)} but expected shape compatible with {list(shape)}")
         r = sum_to_shape(r, shape)
     if r.dtype is not dtype:
@@ -290,12 +297,24 @@ class Function:
     @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
-                                  "with forward mode AD (not supported by mindtorch_v2 eager mode).")
+                                  "with forward mode AD.")
+
+    # torch.func.vmap: either a `vmap(info, in_dims, *args) -> (output, out_dims)` staticmethod, or
+    # generate_vmap_rule = True (forward, backward and jvp are then vmapped as they are)
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                  "staticmethod or set generate_vmap_rule=True.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        """Run forward without recording; record one `<Name>Backward` node if an input needs a gradient."""
+        """Run forward without recording; record one `<Name>Backward` node if an input needs a gradient.
+        Inside torch.func transforms: one bind of function_p (see `_Call`)."""
         uses_setup = cls.setup_context is not Function.setup_context
+        if _grad_state.transforms:
+            return _apply_in_transform(cls, uses_setup, args, kwargs)
         if uses_setup:
             args, kwargs = _bind(cls.forward, args, kwargs, skip_ctx=False, defaults=True)
         elif kwargs:
@@ -415,6 +434,360 @@ def _pack_saved(ctx, node, outs):
             continue
         saved.append(_SavedTensor(t, node))
     ctx._mt_saved = saved
+
+
+# ---------------------------------------------------------------------------
+# inside torch.func transforms
+#
+# There PyTorch runs a Function with the user's own rules (its custom_function_call); here one call is one bind
+# of the run-time primitive function_p, whose static param `fn` holds that call (a _Call):
+#
+#     y = Scale.apply(x)             # x traced by torch.func.grad
+#     -> function_p.bind(value of x, fn=_Call(Scale, (x,), {}))
+#          lowering: Scale.forward on Tensors of the plain values (grad mode off, as the eager path)
+#          VJP:      Scale.setup_context(ctx, inputs, output), then Scale.backward(ctx, *grads)
+#          JVP:      Scale.setup_context(ctx, inputs, output), then Scale.jvp(ctx, *tangents)
+#          batching: Scale.vmap(info, in_dims, *args), or with generate_vmap_rule one more bind of function_p
+#                    whose fn is a _Vmapped(call, in_dims): forward, backward and jvp each run under vmap
+#
+# The rules run the user's code on Tensors wrapping the values they are given (tracers of the transforms
+# below), so an outer grad differentiates the ops of backward (grad(grad(f))) and an outer vmap batches them,
+# as in PyTorch. setup_context runs where backward or jvp needs it (once per rule call), not at forward time.
+
+_NEEDS_SETUP_CONTEXT = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+                        "...), it must override the setup_context staticmethod. For more details, please see "
+                        "https://pytorch.org/docs/main/notes/extending.func.html")
+
+VmapInfo = collections.namedtuple("VmapInfo", ["batch_size", "randomness"])
+_TENSOR = object()  # marks a Tensor output in _Call.out_template
+
+
+def _apply_in_transform(cls, uses_setup, args, kwargs):
+    if not uses_setup:
+        raise RuntimeError(_NEEDS_SETUP_CONTEXT)
+    args, kwargs = _bind(cls.forward, args, kwargs, skip_ctx=False, defaults=True)
+    vals = [a._value() for a in args if isinstance(a, Tensor)]
+    call = _Call(cls, args, kwargs, vals)
+    outs = function_p.bind(*vals, fn=call)
+    return call.structure([Tensor._from_value(o) for o in outs])
+
+
+class _TransformCtx(FunctionCtx):
+    """The ctx of setup_context, backward and jvp under transforms: the saved tensors as they were given
+    (values of this call alone: no versions to check, nothing freed); jvp reads those of save_for_forward."""
+
+    def __init__(self, needs_input_grad, forward_mode):
+        super().__init__()
+        self.needs_input_grad = needs_input_grad
+        self._mt_forward = forward_mode
+
+    @property
+    def saved_tensors(self):
+        saved = self.to_save
+        if self._mt_forward:
+            saved = getattr(self, "saved_for_forward", saved)
+        return tuple(saved or ())
+
+    saved_variables = saved_tensors
+
+
+class _Rules:
+    """What function_p runs, for one call: forward (the lowering), input_grads (VJP), output_tangents (JVP),
+    batch (vmap)."""
+
+    __slots__ = ("_memo",)
+
+    def __init__(self):
+        self._memo = None
+
+    def grads(self, g, out, primals):
+        """input_grads, computed once for all of a node's inputs: the VJP rule of each input asks in turn, with
+        the same arguments (remembered by identity while a node has more than one input)."""
+        memo = self._memo
+        if memo is not None and memo[0] is g and memo[1] is out and all(a is b for a, b in zip(memo[2], primals)):
+            return memo[3]
+        grads = self.input_grads(g, out, primals)
+        self._memo = (g, out, primals, grads) if len(primals) > 1 else None
+        return grads
+
+
+class _Call(_Rules):
+    """One Function.apply under transforms: the class, its arguments (the Tensors among them are the
+    primitive's inputs, in order; the rest are constants) and, once known, its output structure."""
+
+    __slots__ = ("cls", "args", "kwargs", "slots", "needs", "out_tuple", "out_template")
+
+    def __init__(self, cls, args, kwargs, vals):
+        super().__init__()
+        self.cls = cls
+        self.args = tuple(None if isinstance(a, Tensor) else a for a in args)  # Tensors: placed per call
+        self.kwargs = kwargs
+        self.slots = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        # needs_input_grad: a float Tensor traced by some transform (the level differentiated is not known here)
+        it = iter(vals)
+        self.needs = tuple(isinstance(a, Tensor) and _traced_float(next(it)) for a in args)
+        self.out_tuple = None
+        self.out_template = None
+
+    def name(self):
+        return self.cls.__name__ + "Backward"
+
+    def _place(self, items, rest=None):
+        """Per forward argument: the next of `items` at each Tensor slot; `rest` (None: the argument) elsewhere."""
+        placed = list(self.args) if rest is None else [rest[0]] * len(self.args)
+        for i, v in zip(self.slots, items):
+            placed[i] = v
+        return placed
+
+    def _tensors(self, vals):
+        return self._place([Tensor._from_value(v) for v in vals])
+
+    def outputs(self, raw, what):
+        """The values of the Tensors that forward (or the vmap rule) returned; the first call fixes the output
+        structure."""
+        is_tuple = isinstance(raw, tuple)
+        outs = raw if is_tuple else (raw,)
+        template = tuple(_TENSOR if isinstance(o, Tensor) else o for o in outs)
+        if self.out_template is None:
+            self.out_tuple, self.out_template = is_tuple, template
+        elif is_tuple != self.out_tuple or len(template) != len(self.out_template) or any(
+                (a is _TENSOR) != (b is _TENSOR) for a, b in zip(template, self.out_template)):
+            raise RuntimeError(f"{self.cls.__name__}: the {what} returned outputs of another structure than "
+                               "forward's")
+        return tuple(o._value() for o in outs if isinstance(o, Tensor))
+
+    def structure(self, tensors, fill=_TENSOR):
+        """Tensors put in forward's output structure; non-Tensor outputs are the constants forward returned
+        (or `fill`, when given)."""
+        it = iter(tensors)
+        outs = tuple(next(it) if c is _TENSOR else (c if fill is _TENSOR else fill) for c in self.out_template)
+        return outs if self.out_tuple else outs[0]
+
+    def _context(self, primals, out, forward_mode):
+        ctx = _TransformCtx(self.needs, forward_mode)
+        self.cls.setup_context(ctx, tuple(self._tensors(primals)),
+                               self.structure([Tensor._from_value(o) for o in out]))
+        return ctx
+
+    def forward(self, vals):
+        args = self._tensors(vals)
+        with grad_mode.transform_region(False), grad_mode.set_grad_enabled(False):
+            raw = self.cls.forward(*args, **self.kwargs)
+        return self.outputs(raw, "forward")
+
+    def input_grads(self, g, out, primals):
+        name = self.name()
+        with grad_mode.transform_region(False):
+            ctx = self._context(primals, out, False)
+            grads = self.structure([Tensor._from_value(x) for x in g], fill=None)
+            res = _user_backward(self.cls)(ctx, *(grads if self.out_tuple else (grads,)))
+        if not isinstance(res, tuple):
+            res = (res,)
+        n = len(self.args)
+        if len(res) > n and all(r is None for r in res[n:]):
+            res = res[:n]
+        if len(res) != n:
+            raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected {n}, got "
+                               f"{len(res)})")
+        slots = set(self.slots)
+        for i, r in enumerate(res):
+            if i not in slots and r is not None:
+                raise RuntimeError(f"function {name} returned a gradient different than None at position {i + 1}, "
+                                   "but the corresponding forward input was not a Variable")
+        out_grads = []
+        for k, (i, p) in enumerate(zip(self.slots, primals)):
+            r = res[i]
+            if r is None:
+                out_grads.append(None)
+                continue
+            if not isinstance(r, Tensor):
+                raise TypeError(f"function {name} returned a gradient of type {type(r).__name__} at position "
+                                f"{i + 1}; expected a Tensor or None")
+            out_grads.append(_conform_grad(name, r, k, (p.shape, p.dtype))._value())
+        return out_grads
+
+    def output_tangents(self, tangents, out, primals):
+        with grad_mode.transform_region(False):
+            ctx = self._context(primals, out, True)
+            ts = []
+            for t, p in zip(tangents, primals):  # PyTorch gives zeros for a float input without a tangent
+                if t is None and _is_float(p):
+                    t = core.zeros_like(p)
+                ts.append(None if t is None else Tensor._from_value(t))
+            res = self.cls.jvp(ctx, *self._place(ts, rest=(None,)))
+        n = len(self.out_template)
+        if not self.out_tuple:
+            res = (res,)
+        elif not isinstance(res, tuple) or len(res) != n:
+            raise RuntimeError(f"{self.cls.__name__}.jvp: expected {n} tangents (one per output of forward), got "
+                               f"{len(res) if isinstance(res, tuple) else type(res).__name__}")
+        t_out = []
+        it = iter(out)
+        for r, c in zip(res, self.out_template):
+            if c is not _TENSOR:
+                continue
+            o = next(it)
+            if r is None:
+                t_out.append(None)
+                continue
+            if not isinstance(r, Tensor) or tuple(r._shape) != tuple(o.shape):
+                got = list(r._shape) if isinstance(r, Tensor) else type(r).__name__
+                raise RuntimeError(f"{self.cls.__name__}.jvp returned an invalid tangent: got {got}, expected a "
+                                   f"Tensor of shape {list(o.shape)}")
+            v = r._value()
+            t_out.append(v if v.dtype is o.dtype else core.cast(v, o.dtype))
+        return tuple(t_out)
+
+    def batch(self, vals, bdims):
+        cls = self.cls
+        own_rule = cls.vmap is not Function.vmap
+        if cls.generate_vmap_rule:
+            if own_rule:
+                raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True "
+                                   "and an overridden vmap staticmethod. Please set generate_vmap_rule=False or "
+                                   "delete the overridden vmap staticmethod to avoid ambiguity. For more details, "
+                                   "please see https://pytorch.org/docs/main/notes/extending.func.html")
+            return _Vmapped.bind(self, vals, bdims)
+        if not own_rule:
+            raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+                               "override and implement the vmap staticmethod or set generate_vmap_rule=True. For "
+                               "more details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+        info = VmapInfo(_batch_size(vals, bdims), _randomness())
+        with grad_mode.transform_region(False):
+            res = cls.vmap(info, tuple(self._place(bdims, rest=(None,))), *self._tensors(vals), **self.kwargs)
+        msg = ("Expected the vmap staticmethod to have two returns, an output and out_dims with pytree structure "
+               "compatible with the output. ")
+        if not isinstance(res, tuple):
+            raise RuntimeError(msg + f"Got a {type(res)} instead")
+        if len(res) != 2:
+            raise RuntimeError(msg + f"Got {len(res)} returns instead")
+        out, out_dims = res
+        outs = self.outputs(out, "vmap staticmethod")
+        n = len(self.out_template)
+        if isinstance(out_dims, (tuple, list)):
+            if len(out_dims) != n:
+                raise RuntimeError(msg + f"Got out_dims={out_dims!r} for {n} outputs")
+            out_dims = [d for d, c in zip(out_dims, self.out_template) if c is _TENSOR]
+        else:
+            out_dims = [out_dims] * len(outs)
+        dims = []
+        for o, d in zip(outs, out_dims):
+            if d is not None and not isinstance(d, int):
+                raise RuntimeError(msg + f"Got out_dims={d!r}: each must be an int or None")
+            dims.append(d if d is None else d % len(o.shape))
+        return outs, tuple(dims)
+
+
+class _Vmapped(_Rules):
+    """generate_vmap_rule: the rules of `inner` (a _Call, or a _Vmapped for nested vmaps) vmapped over the
+    inputs' batch axes `in_axes` (None: unbatched); every output is batched on axis 0."""
+
+    __slots__ = ("inner", "in_axes", "size")
+
+    def __init__(self, inner, in_axes, size):
+        super().__init__()
+        self.inner = inner
+        self.in_axes = in_axes
+        self.size = size
+
+    @staticmethod
+    def bind(inner, vals, bdims):
+        """The batching rule of `inner`: one bind of function_p with the vmapped rules."""
+        outs = function_p.bind(*vals, fn=_Vmapped(inner, tuple(bdims), _batch_size(vals, bdims)))
+        return outs, (0,) * len(outs)
+
+    def _vmap(self, f, in_axes):
+        return core.vmap(f, in_axes=in_axes, out_axes=0, axis_size=self.size)
+
+    def forward(self, vals):
+        inner = self.inner
+        return tuple(self._vmap(lambda *v: list(inner.forward(v)), self.in_axes)(*vals))
+
+    def input_grads(self, g, out, primals):
+        inner = self.inner
+
+        def per_example(g, out, primals):
+            res = inner.input_grads(tuple(g), tuple(out), tuple(primals))
+            return [core.zeros_like(p) if r is None else r for r, p in zip(res, primals)]
+
+        res = self._vmap(per_example, (0, 0, self.in_axes))(list(g), list(out), list(primals))
+        # an unbatched input's cotangent is the sum over the batch
+        return [core.sum(r, axis=0) if d is None else core.moveaxis(r, 0, d) for r, d in zip(res, self.in_axes)]
+
+    def output_tangents(self, tangents, out, primals):
+        inner = self.inner
+        n = len(primals)
+        idx = [i for i, p in enumerate(primals) if _is_float(p)]
+
+        def per_example(ts, out, primals):
+            full = [None] * n
+            for i, t in zip(idx, ts):
+                full[i] = t
+            res = inner.output_tangents(full, tuple(out), tuple(primals))
+            return [core.zeros_like(o) if r is None else r for r, o in zip(res, out)]
+
+        ts = [core.zeros_like(primals[i]) if tangents[i] is None else tangents[i] for i in idx]
+        axes = (tuple(self.in_axes[i] for i in idx), 0, self.in_axes)
+        return tuple(self._vmap(per_example, axes)(ts, list(out), list(primals)))
+
+    def batch(self, vals, bdims):
+        return _Vmapped.bind(self, vals, bdims)
+
+
+def _is_float(x):
+    return x.dtype.category >= _dt.FLOAT
+
+
+def _traced_float(v):
+    return type(v) is not core.Array and _is_float(v)
+
+
+def _batch_size(vals, bdims):
+    return next(v.shape[d] for v, d in zip(vals, bdims) if d is not None)
+
+
+def _randomness():
+    """The randomness option of the innermost torch.func.vmap ("error" inside core's own vmaps: jacrev...)."""
+    stack = getattr(random_ops._vmap_rng, "stack", None)
+    return stack[-1][0] if stack else "error"
+
+
+def _function_meta(*args, fn):
+    outs = fn.forward(tuple(core.empty(a.shape, dtype=a.dtype, device=core.meta) for a in args))
+    return tuple((o.shape, o.dtype) for o in outs)
+
+
+def _function_vjp(i):
+    def rule(g, out, *primals, fn):
+        return fn.grads(g, out, primals)[i]
+    return rule
+
+
+def _function_jvp(tangents, out, *primals, fn):
+    return fn.output_tangents(tangents, out, primals)
+
+
+def _function_batch(vals, bdims, fn):
+    return fn.batch(vals, bdims)
+
+
+class _FunctionPrimitive(Primitive):
+    """function_p: a custom Function called under torch.func transforms; all its rules are those of the
+    `fn` param. Its lowering is forward itself on any device (the eager tape never records it: it is bound
+    on values, inside transforms, where the tape is off)."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        super().__init__("autograd_function", _function_meta, vjp=VariadicVJP(_function_vjp), jvp=_function_jvp,
+                         multiple_results=True, registered=False)
+        self.batch = _function_batch
+
+    def eval(self, args, params):
+        return params["fn"].forward(args)
+
+
+function_p = _FunctionPrimitive()
 
 
 # ---------------------------------------------------------------------------
