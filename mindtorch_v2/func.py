@@ -14,6 +14,7 @@ hold a traced value, and the in-place writeback (as_strided_scatter) is itself
 a primitive the transforms understand.
 """
 import functools
+import itertools
 
 from . import core
 from .core.pytree import tree_flatten, tree_map
@@ -262,13 +263,40 @@ def _slot_dict(owner, attr):
     return None
 
 
+def _tied(module, given):
+    """`given` with each value also under the other names of a tensor the module holds under several (tied
+    weights: an LM head sharing the embedding's), as torch.func.functional_call(tie_weights=True) does;
+    ValueError where two of those names are given different values."""
+    names = {}
+    for name, t in itertools.chain(module.named_parameters(remove_duplicate=False),
+                                   module.named_buffers(remove_duplicate=False)):
+        names.setdefault(id(t), []).append(name)
+    out = dict(given)
+    for group in names.values():
+        keys = [n for n in group if n in given]
+        if len(group) < 2 or not keys:
+            continue
+        if any(given[k] is not given[keys[0]] for k in keys):
+            raise ValueError(f"functional_call got multiple values for keys {sorted(keys)}, which are tied. "
+                             "Consider using tie_weights=False")
+        for n in group:
+            out.setdefault(n, given[keys[0]])
+    return out
+
+
 def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *, tie_weights=True, strict=False):
     """Call module with its parameters and buffers replaced by the given tensors (nothing is written)."""
     if isinstance(parameter_and_buffer_dicts, (list, tuple)):
         merged = {}
         for d in parameter_and_buffer_dicts:
+            twice = sorted(k for k in d if k in merged)
+            if twice:
+                raise ValueError(f"{twice} appeared in multiple dictionaries; behavior of functional call is "
+                                 "ambiguous")
             merged.update(d)
         parameter_and_buffer_dicts = merged
+    if tie_weights:
+        parameter_and_buffer_dicts = _tied(module, parameter_and_buffer_dicts)
     if not isinstance(args, tuple):
         args = (args,)
     kwargs = kwargs or {}

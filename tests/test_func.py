@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import mindtorch_v2 as torch
-from mindtorch_v2 import func
+from mindtorch_v2 import func, nn
 
 rng = np.random.default_rng(1)
 f64 = torch.float64
@@ -655,6 +655,35 @@ def _mlp():
 
 
 @needs_nn
+class _Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(2, 2, bias=False)
+        self.b = nn.Linear(2, 2, bias=False)
+        self.b.weight = self.a.weight
+
+    def forward(self, x):
+        return self.a(x) + self.b(x)
+
+
+def test_functional_call_ties_weights_as_pytorch():
+    # PyTorch 2.13 gives each expected value below: a value given for one name of a tied weight serves all
+    m = _Tied()
+    nn.init.zeros_(m.a.weight)
+    x, ones = torch.ones(2), torch.ones(2, 2)
+    assert func.functional_call(m, {"a.weight": ones}, (x,)).tolist() == [4.0, 4.0]
+    assert func.functional_call(m, {"b.weight": ones}, (x,)).tolist() == [4.0, 4.0]
+    assert func.functional_call(m, {"b.weight": ones}, (x,), tie_weights=False).tolist() == [2.0, 2.0]
+    assert func.functional_call(m, {"a.weight": ones, "b.weight": ones}, (x,)).tolist() == [4.0, 4.0]
+    g = func.grad(lambda p: func.functional_call(m, p, (x,)).sum())({"a.weight": ones})
+    assert g["a.weight"].tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    with pytest.raises(ValueError, match=r"multiple values for keys \['a.weight', 'b.weight'\], which are tied"):
+        func.functional_call(m, {"a.weight": ones, "b.weight": torch.ones(2, 2)}, (x,))
+    with pytest.raises(ValueError, match=r"\['a.weight'\] appeared in multiple dictionaries"):
+        func.functional_call(m, ({"a.weight": ones}, {"a.weight": ones}), (x,))
+    assert m.b.weight is m.a.weight and m.a.weight.sum().item() == 0.0
+
+
 def test_functional_call_equals_module_with_same_params_and_leaves_module_alone():
     torch.manual_seed(0)
     m = _mlp()
