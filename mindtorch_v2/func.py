@@ -91,11 +91,15 @@ def _wrap_fn(func, seen=None, args_like=None, reverse=True):
     mode on for a reverse-mode transform, else as it was)."""
     @functools.wraps(func)
     def on_values(*vals, **kwargs):
-        with grad_mode.transform_region(reverse):
+        region = grad_mode.transform_region(reverse)
+        with region:
             out = func(*_in_order(_tensors(vals), args_like), **kwargs)
-        if seen is not None:
-            seen.append(_skeleton(out))
-        return _values(out)
+            if seen is not None:
+                seen.append(_skeleton(out))
+            res = _values(out)
+            del out  # (the function's own tensors go: what the region wrote into and is still alive is captured)
+        region.check()
+        return res
     return on_values
 
 

@@ -655,6 +655,31 @@ def _mlp():
 
 
 @needs_nn
+def test_a_traced_write_into_a_captured_tensor_raises_and_leaves_it_intact():
+    # it used to leave a dead tracer in the captured tensor (a module's running stats broken from then on)
+    buf = torch.zeros(3)
+
+    def f(x):
+        buf.add_(x)
+        return (x * x).sum()
+
+    with pytest.raises(RuntimeError, match="wrote in place into a captured Tensor"):
+        func.grad(f)(torch.ones(3))
+    assert (buf + 1).tolist() == [1.0, 1.0, 1.0] and buf._version == 0
+    bn = nn.BatchNorm1d(3)
+    with pytest.raises(RuntimeError, match="captured Tensor"):
+        func.vmap(bn)(torch.ones(4, 2, 3))
+    assert bn.running_mean.tolist() == [0.0, 0.0, 0.0]
+    bn(torch.ones(2, 3))  # still a working module
+
+    def accumulate(x):  # a tensor made inside the function may take traced writes
+        acc = torch.zeros(3)
+        acc.add_(x)
+        return (acc * x).sum()
+    close(func.grad(accumulate)(torch.ones(3)), [2.0, 2.0, 2.0])
+    close(func.vmap(lambda x: torch.zeros(3).add_(x))(torch.ones(2, 3)), np.ones((2, 3)))
+
+
 class _Tied(nn.Module):
     def __init__(self):
         super().__init__()

@@ -19,6 +19,7 @@ class _State(threading.local):
     recording = True
     transforms = 0     # torch.func transforms running a function on this thread (the tape is off there)
     visible = True     # the grad mode the user's code sees inside them
+    written = None     # inside one: (storage, old value, old version) of each traced write over a concrete value
 
 
 _state = _State()
@@ -53,28 +54,59 @@ def _set(enabled):
 
 class transform_region:
     """Where a torch.func transform runs the user's function: the eager tape off, and the grad mode the
-    function sees on for a reverse-mode transform (grad, vjp, jacrev), else as it was."""
+    function sees on for a reverse-mode transform (grad, vjp, jacrev), else as it was.
 
-    __slots__ = ("reverse", "prev")
+    It also notes each in-place write of a traced value over a concrete one (writeback.write). `check()`,
+    once the function's results are read and its own tensors let go, undoes those whose tensor is still
+    alive: a captured tensor (defined outside the transform: a module's running stats, a global buffer),
+    which would otherwise be left holding a dead tracer, and raises PyTorch's RuntimeError."""
+
+    __slots__ = ("reverse", "prev", "written")
 
     def __init__(self, reverse):
         self.reverse = reverse
+        self.written = ()
 
     def __enter__(self):
         state = _state
-        self.prev = (state.transforms, state.visible, state.enabled)
+        self.prev = (state.transforms, state.visible, state.enabled, state.written)
         visible = True if self.reverse else is_grad_enabled()
         if not state.transforms:
             _set_modes(False, state.inference)
         state.transforms += 1
         state.visible = visible
+        state.written = []
 
     def __exit__(self, *exc):
         state = _state
-        state.transforms, state.visible, enabled = self.prev
+        self.written = state.written
+        state.transforms, state.visible, enabled, state.written = self.prev
         if not state.transforms:
             _set_modes(enabled, state.inference)
+        if exc[0] is not None:
+            self.undo()
         return False
+
+    def undo(self):
+        """Put back what the region wrote into tensors still alive; their shapes."""
+        shapes = []
+        for ref, value, version in reversed(self.written):
+            st = ref()
+            if st is not None and type(st.value) is not core.Array:
+                st.value = value
+                st.version.value = version
+                shapes.append(list(value.shape))
+        self.written = ()
+        return shapes
+
+    def check(self):
+        shapes = self.undo()
+        if shapes:
+            raise RuntimeError(
+                "During a torch.func transform (grad, vjp, jvp, vmap, ...), the function provided wrote in place into "
+                f"a captured Tensor (of shape {shapes[0]}): one defined outside of the function transform. We don't "
+                "support this (the write is undone): pass the tensor as an input of the function, or write into a "
+                "clone of it.")
 
 
 def _set_modes(enabled, inference):

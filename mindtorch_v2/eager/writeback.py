@@ -13,13 +13,14 @@ write here, choosing whether the version is bumped and the history recorded.
 """
 import functools
 import sys
+import weakref
 
 from .. import core
 from ..core import as_strided_p, as_strided_scatter_p
 from . import grad_mode
 from .autograd.graph import AccumulateGrad
 from .functionalize import is_functionalizing
-from .storage import DetachedPartStorage
+from .storage import DataStorage, DetachedPartStorage
 from .tensor import Tensor, record_node, storage_history
 
 # Ownership is read from reference counts, which are exact on the GIL CPython builds we test (3.10-3.13).
@@ -73,6 +74,9 @@ def write(self, new, *, bump_version=True, record=True):
             "here it is a copy (views cannot change dtype), so an in-place write would not reach the input. "
             "Write to the input instead, or clone() this tensor first.")
     val = new._value() if isinstance(new, Tensor) else new
+    written = grad_mode._state.written
+    if written is not None and type(val) is not core.Array:
+        _note_traced_write(written, st)
     if self._full:
         if type(val) is core.Array and val._buf is not None and not val._buf.flags.c_contiguous:
             val = core.copy(val)  # a stored broadcast would make every later view read copy the base
@@ -86,6 +90,14 @@ def write(self, new, *, bump_version=True, record=True):
         st.version.value += 1
     if record and grad_mode.tape_enabled():
         record_history(self, new)
+
+
+def _note_traced_write(written, st):
+    """Inside a torch.func transform: a traced value written over a concrete one is noted, with what it
+    replaces (grad_mode.transform_region.check undoes it where the tensor was captured)."""
+    target = st.target if isinstance(st, DataStorage) else st
+    if type(target.value) is core.Array:
+        written.append((weakref.ref(target), target.value, target.version.value))
 
 
 def record_history(self, new):
