@@ -84,20 +84,30 @@ def _arg_skeleton(args, argnums):
     return tuple(_skeleton(args[i]) for i in argnums)
 
 
-def _wrap_fn(func, seen=None, args_like=None, reverse=True):
+def _wrap_fn(func, seen=None, args_like=None, reverse=True, written=None):
     """func on Tensors -> a function on core values (inputs and outputs converted); the inputs' dicts are put
     in the order of `args_like` (the caller's arguments' skeleton), the skeleton of each output is appended
     to `seen` when given. It runs in a transform region (grad_mode.transform_region: the eager tape off; grad
-    mode on for a reverse-mode transform, else as it was)."""
+    mode on for a reverse-mode transform, else as it was).
+
+    written: (positions, changed): the function then returns (its result, the values of the Tensor arguments
+    at those positions after it ran), and adds to the set `changed` the positions it wrote into in place (for
+    vmap to write them back into the caller's tensors)."""
     @functools.wraps(func)
     def on_values(*vals, **kwargs):
         region = grad_mode.transform_region(reverse)
         with region:
-            out = func(*_in_order(_tensors(vals), args_like), **kwargs)
+            ins = _in_order(_tensors(vals), args_like)
+            out = func(*ins, **kwargs)
             if seen is not None:
                 seen.append(_skeleton(out))
             res = _values(out)
-            del out  # (the function's own tensors go: what the region wrote into and is still alive is captured)
+            if written is not None:
+                positions, changed = written
+                now = tuple(ins[i]._value() for i in positions)
+                changed.update(i for i, v in zip(positions, now) if v is not vals[i])
+                res = (res, now)
+            del out, ins  # (the function's own tensors go: what the region wrote into and is alive is captured)
         region.check()
         return res
     return on_values
@@ -222,13 +232,29 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 key, key_axis = core.random.split(key, size), 0
 
         seen = []
+        # an in-place write into a Tensor argument reaches the caller's tensor, as in PyTorch: each one comes
+        # back out at its own batch axis, and those written are copied into the caller's
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        changed = set()
 
         def on_values(key, *vals):
             with vmap_randomness(randomness, key):
-                return _wrap_fn(func, seen, _skeleton(args), reverse=False)(*vals, **kwargs)
+                return _wrap_fn(func, seen, _skeleton(args), reverse=False,
+                                written=(positions, changed))(*vals, **kwargs)
 
         axes = (key_axis,) + (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(vals))
-        out = core.vmap(on_values, in_axes=axes, out_axes=out_dims)(key, *vals)
+        try:
+            out, now = core.vmap(on_values, in_axes=axes,
+                                 out_axes=(out_dims, tuple(axes[1 + i] for i in positions)))(key, *vals)
+        except ValueError as exc:
+            if any(axes[1 + i] is None for i in changed):
+                raise RuntimeError("vmap: an in-place operation wrote a batched value into a Tensor that is not "
+                                   "batched (in_dims None for it): it has one value for the whole batch. Write "
+                                   "into a batched tensor, or return the result instead.") from exc
+            raise
+        for i, v in zip(positions, now):
+            if i in changed:
+                args[i].copy_(Tensor._from_value(v))
         return _in_order(_tensors(out), seen[-1] if seen else None)
     return wrapper
 

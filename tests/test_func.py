@@ -680,6 +680,24 @@ def test_a_traced_write_into_a_captured_tensor_raises_and_leaves_it_intact():
     close(func.vmap(lambda x: torch.zeros(3).add_(x))(torch.ones(2, 3)), np.ones((2, 3)))
 
 
+def test_an_in_place_write_into_a_vmap_argument_reaches_the_callers_tensor():
+    # PyTorch writes through; ours wrote into a copy and left the caller's tensor as it was
+    x = torch.zeros(2, 3)
+    func.vmap(lambda r: r.add_(1))(x)
+    assert x.tolist() == [[1.0] * 3] * 2 and x._version == 1
+    x = torch.zeros(3, 2)
+    func.vmap(lambda r: r.mul_(2).add_(1), in_dims=1)(x)
+    assert x.tolist() == [[1.0, 1.0]] * 3
+    y = torch.zeros(3)
+    func.vmap(lambda a, b: (b.add_(1.0), a)[1], in_dims=(0, None))(torch.ones(2, 3), y)
+    assert y.tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(RuntimeError, match="wrote a batched value into a Tensor that is not batched"):
+        func.vmap(lambda a, b: b.add_(a), in_dims=(0, None))(torch.ones(2, 3), y)
+    assert y.tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        func.vmap(lambda r: r.add_(1))(torch.zeros(2, 3, requires_grad=True))
+
+
 class _Tied(nn.Module):
     def __init__(self):
         super().__init__()
