@@ -17,12 +17,13 @@ import functools
 import itertools
 
 from . import core
+from .core import dtypes as _dt
 from .core.pytree import tree_flatten, tree_map
 from .eager import grad_mode
 from .eager import random_ops as _random_ops
 from .eager.random_ops import vmap_randomness
 from .eager.ops import stack
-from .eager.tensor import Tensor
+from .eager.tensor import Size, Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
            "stack_module_state"]
@@ -84,7 +85,7 @@ def _arg_skeleton(args, argnums):
     return tuple(_skeleton(args[i]) for i in argnums)
 
 
-def _wrap_fn(func, seen=None, args_like=None, reverse=True, written=None):
+def _wrap_fn(func, seen=None, args_like=None, reverse=True, written=None, check=None):
     """func on Tensors -> a function on core values (inputs and outputs converted); the inputs' dicts are put
     in the order of `args_like` (the caller's arguments' skeleton), the skeleton of each output is appended
     to `seen` when given. It runs in a transform region (grad_mode.transform_region: the eager tape off; grad
@@ -92,13 +93,16 @@ def _wrap_fn(func, seen=None, args_like=None, reverse=True, written=None):
 
     written: (positions, changed): the function then returns (its result, the values of the Tensor arguments
     at those positions after it ran), and adds to the set `changed` the positions it wrote into in place (for
-    vmap to write them back into the caller's tensors)."""
+    vmap to write them back into the caller's tensors). check(output): PyTorch's check of what the function
+    returned (grad's: a scalar)."""
     @functools.wraps(func)
     def on_values(*vals, **kwargs):
         region = grad_mode.transform_region(reverse)
         with region:
             ins = _in_order(_tensors(vals), args_like)
             out = func(*ins, **kwargs)
+            if check is not None:
+                check(out)
             if seen is not None:
                 seen.append(_skeleton(out))
             res = _values(out)
@@ -117,11 +121,52 @@ def _aux_skeleton(seen, has_aux):
     return seen[-1][1] if has_aux and seen and type(seen[-1]) in (list, tuple) else None
 
 
+# PyTorch's checks of the torch.func API (core's own, JAX's, raise other types: TypeError, ValueError)
+
+def _check_argnums(argnums, args, forward=False):
+    """argnums as PyTorch checks it (RuntimeError), and the inputs it picks: floating point (RuntimeError
+    under reverse mode, ValueError under jacfwd)."""
+    picked = argnums if isinstance(argnums, tuple) else (argnums,)
+    if not all(type(a) is int for a in picked):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    if not picked:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(a % max(len(args), 1) for a in picked)) != len(picked):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    for a in picked:
+        if not -len(args) <= a < len(args):
+            raise RuntimeError(f"Got argnum={a}, but only {len(args)} positional inputs")
+        for leaf in tree_flatten(args[a])[0]:
+            if isinstance(leaf, Tensor) and leaf.dtype.category < _dt.FLOAT:
+                if forward:
+                    raise ValueError(f"Expected primal to be floating point or complex, but got: {leaf.dtype}")
+                raise RuntimeError("only Tensors of floating point dtype can require gradients")
+
+
+def _scalar_output(has_aux):
+    """The check of a function's output under grad: a real scalar Tensor (with aux: a pair), as PyTorch's."""
+    def check(out):
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) "
+                                   "if has_aux is True")
+            out = out[0]
+        if not isinstance(out, Tensor):
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
+        if out.ndim != 0:
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
+                               f"with {out.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+        if out.dtype.category == _dt.COMPLEX:
+            raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
+    return check
+
+
 def grad(func, argnums=0, has_aux=False):
     """The gradient of scalar func w.r.t. args[argnums] (torch.func.grad)."""
     def wrapper(*args, **kwargs):
+        _check_argnums(argnums, args)
         seen = []
-        on_values = _bind_kwargs(_wrap_fn(func, seen, _skeleton(args)), kwargs)
+        on_values = _bind_kwargs(_wrap_fn(func, seen, _skeleton(args), check=_scalar_output(has_aux)), kwargs)
         res = core.grad(on_values, argnums, has_aux)(*_values(args))
         if has_aux:
             return _in_order(_tensors(res), (_arg_skeleton(args, argnums), _aux_skeleton(seen, True)))
@@ -132,9 +177,11 @@ def grad(func, argnums=0, has_aux=False):
 def grad_and_value(func, argnums=0, has_aux=False):
     """(gradient, value) of func (torch.func.grad_and_value; with aux: (grad, (value, aux)))."""
     def wrapper(*args, **kwargs):
+        _check_argnums(argnums, args)
         seen = []
-        value, g = core.value_and_grad(_bind_kwargs(_wrap_fn(func, seen, _skeleton(args)), kwargs), argnums,
-                                       has_aux)(*_values(args))
+        value, g = core.value_and_grad(_bind_kwargs(_wrap_fn(func, seen, _skeleton(args),
+                                                             check=_scalar_output(has_aux)), kwargs),
+                                       argnums, has_aux)(*_values(args))
         value = _in_order(_tensors(value), seen[-1] if seen else None)
         return _in_order(_tensors(g), _arg_skeleton(args, argnums)), value
     return wrapper
@@ -156,6 +203,11 @@ def vjp(func, *primals, has_aux=False):
 
     def vjp_fn(*cotangents):
         ct = cotangents[0] if len(cotangents) == 1 else cotangents
+        outs, cts = tree_flatten(out)[0], tree_flatten(_values(ct))[0]
+        for i, (o, c) in enumerate(zip(outs, cts)):
+            if tuple(getattr(c, "shape", ())) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(c.shape)} and "
+                                   f"output[{i}] has a shape of {Size(o.shape)}.")
         return _in_order(_tensors(tuple(pull(_values(ct)))), primals_like)
 
     if has_aux:
@@ -165,6 +217,20 @@ def vjp(func, *primals, has_aux=False):
 
 def jvp(func, primals, tangents, *, has_aux=False):
     """(func(*primals), J tangents) [+ aux] (torch.func.jvp)."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
+    flat_p, spec_p = tree_flatten(primals)
+    flat_t, spec_t = tree_flatten(tuple(tangents) if isinstance(tangents, (tuple, list)) else tangents)
+    if spec_p != spec_t:
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           "structure. For example, if primals is a tuple of 3 tensors, tangents also must be. Got "
+                           f"primals with structure {spec_p} and tangents with structure {spec_t}")
+    for p_, t_ in zip(flat_p, flat_t):
+        if isinstance(p_, Tensor) and isinstance(t_, Tensor) and tuple(p_.shape) != tuple(t_.shape):
+            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the "
+                               f"original Tensor, this is not supported. Tensor is of size {list(p_.shape)} while "
+                               f"the given forward gradient is of size {list(t_.shape)}.")
     seen = []
     res = core.jvp(_wrap_fn(func, seen, _skeleton(tuple(primals)), reverse=False), tuple(_values(tuple(primals))),
                    tuple(_values(tuple(tangents))), has_aux=has_aux)
@@ -189,18 +255,21 @@ def _jacobian(transform, func, argnums, has_aux, args, order=1, reverse=True):
 
 def jacrev(func, argnums=0, *, has_aux=False):
     def wrapper(*args):
+        _check_argnums(argnums, args)
         return _jacobian(lambda f: core.jacrev(f, argnums, has_aux), func, argnums, has_aux, args)
     return wrapper
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def wrapper(*args):
+        _check_argnums(argnums, args, forward=True)
         return _jacobian(lambda f: core.jacfwd(f, argnums, has_aux), func, argnums, has_aux, args, reverse=False)
     return wrapper
 
 
 def hessian(func, argnums=0):
     def wrapper(*args):
+        _check_argnums(argnums, args)
         return _jacobian(lambda f: core.hessian(f, argnums), func, argnums, False, args, order=2)
     return wrapper
 

@@ -698,6 +698,37 @@ def test_an_in_place_write_into_a_vmap_argument_reaches_the_callers_tensor():
         func.vmap(lambda r: r.add_(1))(torch.zeros(2, 3, requires_grad=True))
 
 
+_X = torch.ones(3)
+
+
+@pytest.mark.parametrize("call, kind, message", [  # PyTorch 2.13's types and messages
+    (lambda: func.grad(lambda x: x * 2)(_X), RuntimeError, "Expected f(*args) to return a scalar Tensor, got tensor "
+                                                          "with 1 dims"),
+    (lambda: func.grad(lambda x: 3.0)(_X), RuntimeError, "Expected f(*args) to return a Tensor, got <class 'float'>"),
+    (lambda: func.grad(lambda x: x.sum(), has_aux=True)(_X), RuntimeError, "should be a tuple: (output, aux)"),
+    (lambda: func.grad(lambda x: (x * 1j).sum())(_X), RuntimeError, "only for real scalar outputs"),
+    (lambda: func.grad(lambda x: x.sum())(torch.ones(3, dtype=torch.int64)), RuntimeError,
+     "only Tensors of floating point dtype can require gradients"),
+    (lambda: func.jacrev(lambda x: x)(torch.ones(3, dtype=torch.int64)), RuntimeError, "floating point dtype"),
+    (lambda: func.jacfwd(lambda x: x)(torch.ones(3, dtype=torch.int64)), ValueError,
+     "Expected primal to be floating point or complex, but got: torch.int64"),
+    (lambda: func.grad(lambda x, y: x.sum(), argnums=2)(_X, _X), RuntimeError, "Got argnum=2, but only 2 positional"),
+    (lambda: func.grad(lambda x, y: x.sum(), argnums=0.0)(_X, _X), RuntimeError, "argnums must be int or Tuple"),
+    (lambda: func.grad(lambda x, y: x.sum(), argnums=(0, 0))(_X, _X), RuntimeError, "argnums elements must be unique"),
+    (lambda: func.grad(lambda x, y: x.sum(), argnums=())(_X, _X), RuntimeError, "argnums must be non-empty"),
+    (lambda: func.vjp(lambda x: x * 2, _X)[1](torch.ones(2)), RuntimeError,
+     "Mismatch in shape: grad_output[0] has a shape of torch.Size([2]) and output[0] has a shape of torch.Size([3])"),
+    (lambda: func.jvp(lambda x: x * 2, (_X,), (torch.ones(2),)), RuntimeError, "different size than that of the "
+                                                                               "original Tensor"),
+    (lambda: func.jvp(lambda x: x * 2, (_X,), (_X, _X)), RuntimeError, "the same python structure"),
+    (lambda: func.jvp(lambda x: x * 2, _X, _X), RuntimeError, "Expected primals to be a tuple"),
+], ids=["nonscalar", "float-out", "aux-pair", "complex-out", "int-in", "jacrev-int", "jacfwd-int", "argnum-range",
+        "argnum-float", "argnum-dup", "argnum-empty", "vjp-shape", "jvp-shape", "jvp-structure", "jvp-tuple"])
+def test_torch_func_misuse_raises_pytorchs_error_types(call, kind, message):
+    with pytest.raises(kind, match=re.escape(message)):
+        call()
+
+
 class _Tied(nn.Module):
     def __init__(self):
         super().__init__()
