@@ -116,20 +116,9 @@ class Two(Function):
         return (tx * y + x * ty) * 10, tx + ty
 
 
-class Explicit(Function):
-    """A vmap staticmethod that computes something else than forward (3x + batch size)."""
-
-    @staticmethod
-    def forward(x):
-        return x * 2
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        pass
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * 7
+class Explicit(Scale):
+    """Scale with a vmap staticmethod that computes something else than forward (3x + batch size)."""
+    generate_vmap_rule = False
 
     @staticmethod
     def vmap(info, in_dims, x):

@@ -207,15 +207,7 @@ class BackwardCFunction:
             elif not isinstance(g, Tensor):
                 g = Tensor._from_value(g)
             args.append(g)
-        res = _user_backward(self._forward_cls)(ctx, *args)
-        if not isinstance(res, tuple):
-            res = (res,)
-        n = len(self.in_meta)
-        if len(res) > n and all(r is None for r in res[n:]):
-            res = res[:n]
-        if len(res) != n:
-            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
-                               f"(expected {n}, got {len(res)})")
+        res = _counted_grads(_user_backward(self._forward_cls)(ctx, *args), len(self.in_meta), self.name())
         out = []
         for i, (r, meta) in enumerate(zip(res, self.in_meta)):
             if meta is None:
@@ -253,6 +245,19 @@ def _conform_grad(name, r, k, meta):
     if r.dtype is not dtype:
         r = core.cast(r, dtype)
     return r
+
+
+def _counted_grads(res, n, name):
+    """What a user's backward returned as a tuple of n gradients (extra trailing Nones dropped), or PyTorch's
+    error for another count."""
+    if not isinstance(res, tuple):
+        res = (res,)
+    if len(res) > n and all(r is None for r in res[n:]):
+        res = res[:n]
+    if len(res) != n:
+        raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected {n}, got "
+                           f"{len(res)})")
+    return res
 
 
 def _user_backward(cls):
@@ -581,14 +586,7 @@ class _Call(_Rules):
             ctx = self._context(primals, out, False)
             grads = self.structure([Tensor._from_value(x) for x in g], fill=None)
             res = _user_backward(self.cls)(ctx, *(grads if self.out_tuple else (grads,)))
-        if not isinstance(res, tuple):
-            res = (res,)
-        n = len(self.args)
-        if len(res) > n and all(r is None for r in res[n:]):
-            res = res[:n]
-        if len(res) != n:
-            raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected {n}, got "
-                               f"{len(res)})")
+        res = _counted_grads(res, len(self.args), name)
         slots = set(self.slots)
         for i, r in enumerate(res):
             if i not in slots and r is not None:
