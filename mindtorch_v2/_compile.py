@@ -50,11 +50,12 @@ Known limits: Python-side effects of the traced code (attributes set on objects,
 once, at trace time (a list the code appends to and reads is new state: the next call traces again); what
 the code reads through a route the walk does not follow (an object with __slots__ and no __dict__, a set,
 a C extension's container) is baked in as a constant, and an in-place write to such a tensor happens once,
-at trace time; the attributes of installed modules and classes and the globals of installed functions (the
+at trace time; the attributes of installed modules and classes, the globals of installed functions (the
 standard library, site-packages, this package) and Python attributes set on tensors are read at trace time
-only (the user's own modules and
-classes are read for the names the code uses: `cfg.scale`); double backward through a compiled region
-raises.
+only (the user's own modules and classes are read for the names the code uses: `cfg.scale`); double
+backward through a compiled region raises, as does a second backward outside of a result whose graph the
+region's own backward used (eager allows it after retain_graph=True); `retain_grad()` inside the region
+and the version counters of grads that eager bumps in place are not replayed.
 """
 import builtins
 import collections
