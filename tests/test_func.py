@@ -305,6 +305,25 @@ def test_the_grad_mode_a_transformed_function_sees():
 # Python numbers taken from a traced tensor: constants under grad/jvp (PyTorch 2.13 gives each expected value
 # below), PyTorch's RuntimeError under vmap
 
+def test_requires_grad_reads_true_for_what_a_reverse_mode_transform_differentiates():
+    # PyTorch's GradTrackingTensor reads requires_grad True (ours read False: code branching on it differed)
+    seen = []
+
+    def f(x):
+        y = x * 2
+        with torch.no_grad():
+            z = x * 3
+        seen.append((x.requires_grad, y.requires_grad, z.requires_grad, y.detach().requires_grad,
+                     torch.ones(2).requires_grad))
+        return y.sum()
+
+    func.grad(f)(torch.ones(3))
+    func.vmap(func.grad(f))(torch.ones(2, 3))
+    func.vmap(lambda r: seen.append(r.requires_grad) or r)(torch.ones(2, 3))
+    func.jvp(lambda r: seen.append(r.requires_grad) or r, (torch.ones(3),), (torch.ones(3),))
+    assert seen == [(True, True, False, False, False)] * 2 + [False, False]
+
+
 def test_python_numbers_from_a_tensor_under_grad_and_jvp_are_constants():
     ones = torch.ones(3)
     close(func.grad(lambda x: x.sum() * x.sum().item())(ones), [3.0, 3.0, 3.0])

@@ -15,7 +15,7 @@ from . import distributed, dtypes, pytree  # distributed: the process world (cor
 from . import array_methods as _array_methods  # noqa: F401  (the Python operators on arrays)
 from . import backends as _backends  # noqa: F401  (registers cpu and, where present, npu)
 from .api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap
-from .autodiff import pause_reverse
+from .autodiff import pause_reverse, reverse_traced
 from .array import Array, ArrayBase, aval
 from .devices import Device, cpu, device, meta, register_backend
 from .dtypes import (DType, bfloat16, bool_, can_cast, complex64, complex128, float8_e4m3fn, float8_e5m2, float16, float32,

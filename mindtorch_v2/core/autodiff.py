@@ -199,6 +199,16 @@ class VJPTrace(Trace):
 
 
 
+def reverse_traced(x):
+    """Whether a reverse-mode transform (grad, vjp) now differentiates x: x, or what it wraps (a batched or
+    forward-mode tracer's value), is that transform's tracer and the transform is not paused."""
+    while isinstance(x, Tracer):
+        if type(x) is VJPTracer:
+            return not x._main.trace.paused
+        x = getattr(x, "primal", None) if type(x) is JVPTracer else getattr(x, "val", None)
+    return False
+
+
 def pause_reverse(paused):
     """Pause (or resume) every reverse-mode transform now active on this thread: while paused, what is computed
     is a constant to them (no derivative flows through it). The torch face maps its grad mode onto this:

@@ -617,7 +617,12 @@ class Tensor:
 
     @property
     def requires_grad(self):
-        return self._rg
+        """Whether autograd tracks this tensor: it requires grad, or (inside torch.func.grad, vjp, jacrev) its
+        value is differentiated by a reverse-mode transform, as PyTorch's GradTrackingTensor reads."""
+        if self._rg:
+            return True
+        v = self._storage.value
+        return type(v) is not _Array and core.reverse_traced(v)
 
     @requires_grad.setter
     def requires_grad(self, flag):
