@@ -23,6 +23,7 @@ from .eager import grad_mode
 from .eager import random_ops as _random_ops
 from .eager.random_ops import vmap_randomness
 from .eager.ops import stack
+from .eager.shape_ops import cat
 from .eager.tensor import Size, Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
@@ -253,7 +254,12 @@ def _jacobian(transform, func, argnums, has_aux, args, order=1, reverse=True):
     return _in_order(_tensors(res), like)
 
 
-def jacrev(func, argnums=0, *, has_aux=False):
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
+    """The Jacobian by reverse mode (torch.func.jacrev). chunk_size bounds how many rows PyTorch computes per
+    vmapped VJP, a memory knob: here the rows come from one batched VJP whatever it is (the same result)."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
     def wrapper(*args):
         _check_argnums(argnums, args)
         return _jacobian(lambda f: core.jacrev(f, argnums, has_aux), func, argnums, has_aux, args)
@@ -287,10 +293,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     if randomness not in ("error", "same", "different"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
                            f"Got {randomness}")
+    if chunk_size is not None and (type(chunk_size) is not int or chunk_size < 1):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    in_axes = in_dims if not isinstance(in_dims, list) else tuple(in_dims)
 
     def wrapper(*args, **kwargs):
         vals = _values(args)
-        in_axes = in_dims if not isinstance(in_dims, list) else tuple(in_dims)
         if randomness == "error":
             key, key_axis = None, None
         else:
@@ -299,7 +307,14 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             if randomness == "different":
                 size = _batch_size(vals, in_axes)
                 key, key_axis = core.random.split(key, size), 0
+        chunks = _chunks(args, vals, in_axes, out_dims, chunk_size)
+        if chunks is None:
+            return run(args, vals, kwargs, key, key_axis)
+        parts = [run(part, _values(part), kwargs, key if key_axis is None else key[start:stop], key_axis)
+                 for start, stop, part in chunks]
+        return tree_map(lambda *xs: cat(xs, out_dims) if isinstance(xs[0], Tensor) else xs[0], *parts)
 
+    def run(args, vals, kwargs, key, key_axis):
         seen = []
         # an in-place write into a Tensor argument reaches the caller's tensor, as in PyTorch: each one comes
         # back out at its own batch axis, and those written are copied into the caller's
@@ -326,6 +341,26 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 args[i].copy_(Tensor._from_value(v))
         return _in_order(_tensors(out), seen[-1] if seen else None)
     return wrapper
+
+
+def _chunks(args, vals, in_axes, out_dims, chunk_size):
+    """vmap's chunk_size: (start, stop, the arguments narrowed to that part of the batch) per chunk, or None to
+    run the whole batch at once: no chunk_size, a batch that fits one chunk, or in_dims / out_dims other than
+    one int (or None) per argument / for every output (the results are the same either way; chunks only
+    bound the memory one call takes)."""
+    if chunk_size is None or not isinstance(out_dims, int):
+        return None
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    if not all(a is None or type(a) is int for a in axes):
+        return None
+    n = _batch_size(vals, in_axes)
+    if n <= chunk_size:
+        return None
+    return [(start, min(start + chunk_size, n),
+             tuple(a if ax is None else tree_map(lambda t, ax=ax, start=start: t.narrow(
+                 ax, start, min(chunk_size, n - start)) if isinstance(t, Tensor) else t, a)
+                   for a, ax in zip(args, axes)))
+            for start in range(0, n, chunk_size)]
 
 
 def _batch_size(vals, in_axes):

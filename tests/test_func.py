@@ -748,6 +748,34 @@ def test_torch_func_misuse_raises_pytorchs_error_types(call, kind, message):
         call()
 
 
+def test_vmap_chunk_size_gives_the_unchunked_results():
+    x = torch.arange(10.0).reshape(5, 2)
+    out, s_ = func.vmap(lambda a, b: (a * b, a.sum()), in_dims=(0, None), chunk_size=2)(x, torch.ones(2))
+    assert torch.equal(out, x) and s_.tolist() == [1.0, 5.0, 9.0, 13.0, 17.0]
+    assert func.vmap(lambda a: a * 2, in_dims=1, out_dims=1, chunk_size=1)(x).tolist() == (x * 2).tolist()
+    sizes = []  # one vmapped call per chunk, each over its part of the batch
+    func.vmap(lambda a: sizes.append(a.shape) or a, chunk_size=2)(torch.ones(5, 3, 4))
+    assert sizes == [torch.Size([3, 4])] * 3
+    torch.manual_seed(0)
+    same = func.vmap(lambda a: a + torch.rand(()), randomness="same", chunk_size=2)(torch.zeros(5))
+    assert len(set(same.tolist())) == 1
+    torch.manual_seed(0)
+    different = func.vmap(lambda a: a + torch.rand(()), randomness="different", chunk_size=2)(torch.zeros(5))
+    assert len(set(different.tolist())) == 5
+    y = torch.zeros(5, 2)
+    func.vmap(lambda r: r.add_(1), chunk_size=2)(y)
+    assert y.sum().item() == 10.0
+    w = torch.randn(3)
+    grads = func.vmap(func.grad(lambda w, a: (w * a).sum()), in_dims=(None, 0), chunk_size=2)(w, x[:, :1] * torch.ones(3))
+    assert torch.equal(grads, x[:, :1] * torch.ones(3))
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="chunk_size should be None or greater than 0"):
+            func.vmap(lambda a: a, chunk_size=bad)
+    with pytest.raises(ValueError, match="`chunk_size` should be greater than 0"):
+        func.jacrev(lambda a: a, chunk_size=0)
+    close(func.jacrev(lambda a: a * 2, chunk_size=1)(torch.ones(3)), 2 * np.eye(3))
+
+
 class _Tied(nn.Module):
     def __init__(self):
         super().__init__()
