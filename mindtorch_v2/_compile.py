@@ -553,7 +553,7 @@ class _Region(Function):
                                "tensors after they have already been freed). Specify retain_graph=True if you "
                                "need to backward through the graph a second time.")
         for saved in ctx.saved_inputs:
-            _check_saved(_REGION_NODE, saved)
+            _check_saved(_SPENT, saved)  # (the check names the node: a region's backward)
         cts = [gs[i]._value() for i in e.diff_out]
         outs = e.bwd(list(res) + cts)
         grads = [None] * len(e.diff_in)
@@ -581,15 +581,6 @@ class _Spent(_Boundary):
 _SPENT = _Spent()
 
 
-class _RegionNode:
-    """How the saved-tensor check names a compiled region's backward."""
-
-    @staticmethod
-    def name():
-        return "CompiledFunctionBackward"
-
-
-_REGION_NODE = _RegionNode()
 _NO_EDGE = (None, 0)
 
 

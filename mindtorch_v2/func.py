@@ -241,6 +241,7 @@ def jvp(func, primals, tangents, *, has_aux=False):
 
 
 def _jacobian(transform, func, argnums, has_aux, args, order=1, reverse=True):
+    _check_argnums(argnums, args, forward=not reverse)
     seen = []
     res = transform(_wrap_fn(func, seen, _skeleton(args), reverse))(*_values(args))
     out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
@@ -261,21 +262,18 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     def wrapper(*args):
-        _check_argnums(argnums, args)
         return _jacobian(lambda f: core.jacrev(f, argnums, has_aux), func, argnums, has_aux, args)
     return wrapper
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def wrapper(*args):
-        _check_argnums(argnums, args, forward=True)
         return _jacobian(lambda f: core.jacfwd(f, argnums, has_aux), func, argnums, has_aux, args, reverse=False)
     return wrapper
 
 
 def hessian(func, argnums=0):
     def wrapper(*args):
-        _check_argnums(argnums, args)
         return _jacobian(lambda f: core.hessian(f, argnums), func, argnums, False, args, order=2)
     return wrapper
 

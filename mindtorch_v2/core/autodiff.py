@@ -59,7 +59,22 @@ def _is_float(x):  # the dtypes that carry derivatives: floating and complex
 # ---------------------------------------------------------------------------
 # forward mode
 
-class JVPTracer(Tracer):
+class _PrimalTracer(Tracer):
+    """A tracer of forward or reverse mode: its aval, and its concrete value (a Python conversion's), are those of
+    its `primal` (concrete unless an inner transform traces it)."""
+
+    __slots__ = ()
+
+    shape = property(lambda self: self.primal.shape)
+    dtype = property(lambda self: self.primal.dtype)
+    device = property(lambda self: self.primal.device)
+
+    def concrete(self, what):
+        p = self.primal
+        return p if type(p) is Array else p.concrete(what)
+
+
+class JVPTracer(_PrimalTracer):
     __slots__ = ("primal", "tangent")
 
     def __init__(self, main, primal, tangent):
@@ -67,13 +82,6 @@ class JVPTracer(Tracer):
         self.primal = primal
         self.tangent = tangent
 
-    shape = property(lambda self: self.primal.shape)
-    dtype = property(lambda self: self.primal.dtype)
-    device = property(lambda self: self.primal.device)
-
-    def concrete(self, what):  # (the primal: concrete unless an inner transform traces it)
-        p = self.primal
-        return p if type(p) is Array else p.concrete(what)
 
 
 class JVPTrace(Trace):
@@ -149,7 +157,7 @@ class Node:
         self.seq = next(_node_ids)
 
 
-class VJPTracer(Tracer):
+class VJPTracer(_PrimalTracer):
     __slots__ = ("primal", "node", "index")
 
     def __init__(self, main, primal, node, index=-1):
@@ -158,13 +166,6 @@ class VJPTracer(Tracer):
         self.node = node    # a Node, or an int: the position among the transform's inputs
         self.index = index  # which output of a multiple-results node
 
-    shape = property(lambda self: self.primal.shape)
-    dtype = property(lambda self: self.primal.dtype)
-    device = property(lambda self: self.primal.device)
-
-    def concrete(self, what):  # (the primal: concrete unless an inner transform traces it)
-        p = self.primal
-        return p if type(p) is Array else p.concrete(what)
 
 
 class VJPTrace(Trace):
@@ -198,14 +199,13 @@ class VJPTrace(Trace):
         return VJPTracer(main, out, node)
 
 
-
 def reverse_traced(x):
     """Whether a reverse-mode transform (grad, vjp) now differentiates x: x, or what it wraps (a batched or
     forward-mode tracer's value), is that transform's tracer and the transform is not paused."""
     while isinstance(x, Tracer):
         if type(x) is VJPTracer:
             return not x._main.trace.paused
-        x = getattr(x, "primal", None) if type(x) is JVPTracer else getattr(x, "val", None)
+        x = x.primal if isinstance(x, _PrimalTracer) else getattr(x, "val", None)
     return False
 
 
@@ -217,6 +217,7 @@ def pause_reverse(paused):
     for main in _STACK.mains:
         if type(main.trace) is VJPTrace:
             main.trace.paused = paused
+
 
 def backpropagate(main, out_tracers, cts, n_inputs):
     """Run the tape of `main` backwards from (tracer, cotangent) pairs; return input cotangents.

@@ -74,9 +74,10 @@ def write(self, new, *, bump_version=True, record=True):
             "here it is a copy (views cannot change dtype), so an in-place write would not reach the input. "
             "Write to the input instead, or clone() this tensor first.")
     val = new._value() if isinstance(new, Tensor) else new
-    written = grad_mode._state.written
-    if written is not None and type(val) is not core.Array:
-        _note_traced_write(written, st)
+    if type(val) is not core.Array:  # (a traced value: only inside transforms; the eager path pays one check)
+        written = grad_mode._state.written
+        if written is not None:
+            _note_traced_write(written, st)
     if self._full:
         if type(val) is core.Array and val._buf is not None and not val._buf.flags.c_contiguous:
             val = core.copy(val)  # a stored broadcast would make every later view read copy the base
