@@ -53,9 +53,9 @@ a C extension's container) is baked in as a constant, and an in-place write to s
 at trace time; the attributes of installed modules and classes, the globals of installed functions (the
 standard library, site-packages, this package) and Python attributes set on tensors are read at trace time
 only (the user's own modules and classes are read for the names the code uses: `cfg.scale`); double
-backward through a compiled region raises, as does a second backward outside of a result whose graph the
-region's own backward used (eager allows it after retain_graph=True); `retain_grad()` inside the region
-and the version counters of grads that eager bumps in place are not replayed.
+backward through a compiled region raises; the version counters of grads that eager bumps in place are not
+replayed. (Code that runs backward itself and returns a result whose graph is still alive, with
+retain_graph=True or apart from that backward, and `retain_grad()` on a traced tensor, are graph breaks.)
 """
 import builtins
 import collections
@@ -78,8 +78,8 @@ from .core.staging import ConcretizationTypeError, Executable, JitTrace, JitTrac
 from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.engine import FREED_MSG, _check_saved
-from .eager.autograd.function import Function
-from .eager.autograd.graph import Saved
+from .eager.autograd.function import Function, FunctionCtx
+from .eager.autograd.graph import Node, Saved
 from .eager.random_ops import generator_states, restore_generators, rng_events
 from .eager.storage import DataStorage
 from .eager.tensor import Tensor
@@ -321,6 +321,10 @@ def _trace(fn, args, kwargs, found, storages):
             grad_vals = [None if t._grad is None else t._grad._value() for t in grads]
             grad_storages = {id(_storage(f[4])) for f in snap.fields if f[4] is not None}
             backward_ran = bool(grads) or any(id(storages[k]) in grad_storages for k in mutated)
+            if backward_ran and any(rg and _graph_alive(t._grad_fn) for t, rg in zip(returned, ret_rg)):
+                raise GraphBreak("the code runs backward itself and returns a result whose graph is still alive "
+                                 "(retain_graph=True, or apart from that backward): a later backward through it "
+                                 "needs eager's graph")
             diff_out = [i for i, (t, rg) in enumerate(zip(returned, ret_rg)) if rg and t.dtype.category >= core.dtypes.FLOAT]
             autograd_path = grad_on and diff_out and diff_in and not backward_ran
             ct_vars, in_grads = [], []
@@ -382,6 +386,15 @@ def _trace(fn, args, kwargs, found, storages):
     fwd, bwd, n_res = partition(optimize(joint), len(invars), len(outvars))
     e.fwd, e.bwd, e.n_res = _program(fwd), _program(bwd), n_res
     return e
+
+
+def _graph_alive(node):
+    """Whether a traced result's grad_fn still holds what its backward needs (no backward has freed it): an
+    op's node, or a custom Function's."""
+    if isinstance(node, Node):
+        return not node.freed
+    ctx = getattr(node, "ctx", None)
+    return isinstance(ctx, FunctionCtx) and not ctx._mt_freed
 
 
 def _aliases(returned, found, storages):
@@ -605,6 +618,8 @@ def _cause(exc):
     if isinstance(exc, GraphBreak):
         return str(exc)
     msg = str(exc)
+    if msg.startswith("retain_grad() on a traced tensor"):
+        return "retain_grad() on a traced tensor (its hook would run once, at trace time)"
     if "boolean mask" in msg or "concrete" in msg:
         return "a data-dependent shape (boolean mask, nonzero)"
     if "numpy()" in msg or "traced" in msg:

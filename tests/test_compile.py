@@ -982,6 +982,61 @@ def test_a_loss_returned_by_a_step_that_ran_backward_requires_grad_as_in_eager()
             loss.backward()
 
 
+@pytest.mark.parametrize("kind", ["retain_graph", "apart"])
+def test_a_result_whose_graph_outlives_the_regions_own_backward_runs_eagerly(kind):
+    # the compiled call gave the result a spent graph: a second backward outside raised where eager's works
+    # (retain_graph=True), or where the result was never part of that backward (an auxiliary output)
+    results = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+
+        def step(x):
+            loss = (w * x).sum()
+            if kind == "retain_graph":
+                loss.backward(retain_graph=True)
+                return loss
+            loss.backward()
+            return (w * x * 2.0).sum()
+
+        fn = torch.compile(step) if compiled else step
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(2):
+                out = fn(torch.tensor([1.0, 2.0, 3.0]))
+                out.backward()
+        if compiled:
+            assert any("graph is still alive" in str(c.message) for c in caught)
+        results.append((out.item(), w.grad.tolist()))
+    assert results[0] == results[1]
+    assert results[0][1] == ([4.0, 8.0, 12.0] if kind == "retain_graph" else [6.0, 12.0, 18.0])
+
+
+def test_retain_grad_inside_a_compiled_region_runs_eagerly():
+    # the hook retain_grad registers ran once, at trace time: the returned hidden tensor had no .grad
+    results = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        m = nn.Linear(3, 2)
+
+        def step(x):
+            h = m(x)
+            h.retain_grad()
+            (h * h).sum().backward()
+            return h
+
+        fn = torch.compile(step) if compiled else step
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            hs = [fn(torch.ones(1, 3)) for _ in range(2)]
+        if compiled:
+            assert any("retain_grad() on a traced tensor" in str(c.message) for c in caught)
+        results.append([h.grad.tolist() for h in hs])
+    assert results[0] == results[1] and results[0][0] is not None
+    with pytest.raises(Unsupported, match="retain_grad"):
+        torch.compile(step, fullgraph=True)(torch.ones(1, 3))
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])

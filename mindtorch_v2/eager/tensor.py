@@ -724,6 +724,8 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self._retains_grad:
             return
+        if isinstance(self._value(), core.Tracer):  # (torch.compile's trace: the hook would run once, traced)
+            raise RuntimeError("retain_grad() on a traced tensor: torch.compile runs this code eagerly")
         ref = weakref.ref(self)
 
         def keep(g):
