@@ -26,8 +26,8 @@ from .eager.ops import stack
 from .eager.shape_ops import cat
 from .eager.tensor import Size, Tensor
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
-           "stack_module_state"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
+           "functional_call", "stack_module_state", "functionalize"]
 
 
 def _to_value(x):
@@ -238,6 +238,54 @@ def jvp(func, primals, tangents, *, has_aux=False):
     out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
     likes = (out_like, out_like, _aux_skeleton(seen, has_aux))
     return tuple(_in_order(_tensors(r), like) for r, like in zip(res, likes))
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn), jvp_fn(*tangents) giving J tangents at the primals (torch.func.linearize).
+
+    The linear part is staged once, on jvp_fn's first call: core.jit traces the jvp over the tangents alone,
+    so the primal computation runs then on the primals' concrete values (jit the partial evaluator, as in
+    JAX's linearize) and later calls run only the tangent arithmetic, its primal-side factors constants."""
+    output = func(*primals)
+    flat_p, spec_p = tree_flatten(primals)
+    meta = [(p.shape, p.device, p.dtype) for p in flat_p]
+    seen = []
+    on_values = _wrap_fn(func, seen, _skeleton(primals), reverse=False)
+    values = tuple(_values(primals))
+    linear = core.jit(lambda *tangents: core.jvp(on_values, values, tangents)[1])
+
+    def jvp_fn(*tangents):
+        flat_t, spec_t = tree_flatten(tangents)
+        if spec_t != spec_p:
+            raise RuntimeError(f"Expected the tangents {spec_t} to have the same argspec as the primals {spec_p}")
+        for i, (t, (shape, device, dtype)) in enumerate(zip(flat_t, meta)):
+            for what, have, want in (("shape", t.shape, shape), ("device", t.device, device),
+                                     ("dtype", t.dtype, dtype)):
+                if have != want:
+                    raise RuntimeError(f"tangent:{i} with {what} {have} in flattened pytree doesn't match the "
+                                       f"{what} {want} of the corresponding primal.")
+        out = linear(*_values(tangents))
+        return _in_order(_tensors(out), seen[-1])
+
+    return output, jvp_fn
+
+
+def functionalize(func, *, remove="mutations"):
+    """func with its mutations of intermediate tensors removed (torch.func.functionalize): the same results,
+    and the same writes into its tensor arguments. Every in-place op here already is functional (a new value
+    of its base written back, core's as_strided_scatter: DESIGN.md), so the transform is func itself."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. Valid options "
+            "are:\n     remove='mutations': all inplace and out= operators will be removed from the program, and "
+            "replaced with their out-of-place equivalents.\n     remove='mutations_and_views': In addition to the "
+            "above, all aliasing operators {view} will be replaced with their non-aliasing counterparts, "
+            "{view}_copy.\n")
+
+    @functools.wraps(func)
+    def functionalized(*args, **kwargs):
+        return func(*args, **kwargs)
+    return functionalized
 
 
 def _jacobian(transform, func, argnums, has_aux, args, order=1, reverse=True):

@@ -959,3 +959,63 @@ def test_the_transformed_function_sees_the_callers_key_order():
     g = torch.func.vmap(torch.func.grad(lambda p, x: (p["b"].sum() + p["a"].sum()) * x), in_dims=(None, 0))(
         p, torch.arange(4.0))
     assert list(g) == ["b", "a"] and g["b"].shape == (4, 2)
+
+
+# ---------------------------------------------------------------------------
+# linearize and functionalize (expected values recorded with PyTorch 2.13)
+
+
+def _lin_fn(a, b):
+    return {"s": (a.sin() * a.exp()).sum() * b, "t": (a[:2] @ b).tanh()}
+
+
+def test_linearize_gives_the_output_and_the_jvp_at_the_primals():
+    x, y = torch.tensor([0.5, 1.0, 2.0]), torch.tensor([[1.0, -2.0], [0.25, 3.0]])
+    calls = []
+
+    def g(a, b):
+        calls.append(1)
+        return _lin_fn(a, b)
+
+    out, jvp_fn = func.linearize(g, x, y)
+    dx, dy = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([[0.5, 0.0], [1.0, -1.0]])
+    for _ in range(3):
+        tangent = jvp_fn(dx, dy)
+    np.testing.assert_allclose(out["s"].numpy(), [[9.79664421, -19.59328842], [2.44916105, 29.38993263]], rtol=1e-6)
+    np.testing.assert_allclose(out["t"].numpy(), [0.63514894, 0.96402758], rtol=1e-6)
+    assert list(tangent) == ["s", "t"]
+    np.testing.assert_allclose(tangent["s"].numpy(), [[25.57949829, -41.36235046], [14.96693802, 52.24687958]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(tangent["t"].numpy(), [1.64061093, 0.21195245], rtol=1e-5)
+    # the function ran for the output and once more to stage the linear part; later calls run only that
+    assert len(calls) == 2
+    np.testing.assert_allclose(jvp_fn(dx * 2, dy * 2)["s"].numpy(), tangent["s"].numpy() * 2, rtol=1e-6)
+
+
+def test_linearize_checks_the_tangents_as_pytorch():
+    _, jvp_fn = func.linearize(_lin_fn, torch.tensor([0.5, 1.0, 2.0]), torch.ones(2, 2))
+    with pytest.raises(RuntimeError, match=r"tangent:0 with shape .*\[2\].* doesn't match the shape .*\[3\]"):
+        jvp_fn(torch.ones(2), torch.ones(2, 2))
+    with pytest.raises(RuntimeError, match="tangent:0 with dtype torch.float64 .* doesn't match the dtype "
+                                           "torch.float32"):
+        jvp_fn(torch.ones(3, dtype=torch.float64), torch.ones(2, 2))
+    with pytest.raises(RuntimeError, match="Expected the tangents .* to have the same argspec as the primals"):
+        jvp_fn(torch.ones(3))
+
+
+def test_functionalize_keeps_the_functions_results_and_its_writes_into_inputs():
+    def f(a):
+        b = a + 1
+        b.view(-1).add_(1)
+        a.mul_(2)
+        return b
+
+    inp = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    out = func.functionalize(f)(inp)
+    assert out.tolist() == [[3.0, 4.0], [5.0, 6.0]] and inp.tolist() == [[2.0, 4.0], [6.0, 8.0]]
+    assert func.functionalize(f, remove="mutations_and_views").__wrapped__ is f
+    with pytest.raises(RuntimeError, match="received invalid argument for remove=x. Valid options are"):
+        func.functionalize(f, remove="x")
+    # with the transforms, as PyTorch's examples use it
+    g = torch.func.grad(lambda a: func.functionalize(f)(a.clone()).sum())(inp)
+    assert g.tolist() == [[1.0, 1.0], [1.0, 1.0]]
