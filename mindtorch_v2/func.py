@@ -377,6 +377,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             out, now = core.vmap(on_values, in_axes=axes,
                                  out_axes=(out_dims, tuple(axes[1 + i] for i in positions)))(key, *vals)
         except ValueError as exc:
+            if isinstance(exc, IndexError) and getattr(exc, "ndim", None) is not None:  # (an out_dims past the rank)
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-exc.ndim}, {exc.ndim - 1}], "
+                                 f"but got {exc.axis})") from None
             if any(axes[1 + i] is None for i in changed):
                 raise RuntimeError("vmap: an in-place operation wrote a batched value into a Tensor that is not "
                                    "batched (in_dims None for it): it has one value for the whole batch. Write "

@@ -1019,3 +1019,13 @@ def test_functionalize_keeps_the_functions_results_and_its_writes_into_inputs():
     # with the transforms, as PyTorch's examples use it
     g = torch.func.grad(lambda a: func.functionalize(f)(a.clone()).sum())(inp)
     assert g.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+@pytest.mark.parametrize("out_dims", [5, -4, 2, -3])
+def test_vmap_out_dims_past_the_rank_raise_pytorchs_index_error(out_dims):
+    # it was core's ValueError (PyTorch 2.13 raises IndexError with this message); core keeps a ValueError
+    with pytest.raises(IndexError, match=re.escape(f"Dimension out of range (expected to be in range of [-2, 1], "
+                                                   f"but got {out_dims})")):
+        func.vmap(lambda a: a * 2, out_dims=out_dims)(torch.randn(3, 2))
+    with pytest.raises(ValueError, match="out_axes"):
+        torch.core.vmap(lambda a: a * 2, out_axes=out_dims)(torch.core.ones((3, 2)))

@@ -10,6 +10,8 @@ jacfwd(f)(x): J = vmap(lambda e: jvp(f, x, e))(eye(x.size)), the basis axis move
 """
 import math
 
+import numpy as np
+
 from . import dtypes as _dt
 from .array import Array
 from .autodiff import JVPTrace, JVPTracer, unwrap, vjp_flat
@@ -301,7 +303,8 @@ def _finish(o, main, out_axis, size):
         bdim = 0
     nd = len(val.shape)
     if not -nd <= out_axis < nd:
-        raise ValueError(f"vmap: out_axes={out_axis} is out of range for an output of rank {nd - 1}")
+        # (NumPy's AxisError: a ValueError as JAX raises, an IndexError as PyTorch's; axis and ndim for callers)
+        raise np.exceptions.AxisError(out_axis, nd, f"vmap: out_axes={out_axis} for an output of rank {nd - 1}")
     out_axis %= nd
     if out_axis != bdim:
         perm = [i for i in range(nd) if i != bdim]
