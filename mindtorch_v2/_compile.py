@@ -46,8 +46,14 @@ How one call runs (`CompiledFunction.__call__`):
      `torch.compiler.disable`d function, and any other error of the trace when the eager run succeeds. A
      call that first creates optimizer state runs eagerly, once; the next traces.
 
-Known limits: Python-side effects of the traced code (attributes set on objects, lists appended to) happen
-once, at trace time (a list the code appends to and reads is new state: the next call traces again); what
+Python-side effects: the trace runs the code's Python for real. Where it changes Python state the walk
+reads (an attribute set, a list appended to, a dict item, a global, param_groups: a counter, a loss history,
+a scheduler stepped inside, a parameter created on the first call), the changes are undone
+(_compile_guards._Checkpoint) and the call runs eagerly, so they happen once; a trace that breaks off for
+another reason is undone the same way. Each such trace counts toward the recompile limit.
+
+Known limits: Python state the walk does not read (a set, an object reached only through a library's
+module) is not undone, so a graph break's eager run repeats changes made there; what
 the code reads through a route the walk does not follow (an object with __slots__ and no __dict__, a set,
 a C extension's container) is baked in as a constant, and an in-place write to such a tensor happens once,
 at trace time; the attributes of installed modules and classes, the globals of installed functions (the
@@ -84,8 +90,8 @@ from .eager.random_ops import generator_states, restore_generators, rng_events
 from .eager.storage import DataStorage
 from .eager.tensor import Tensor
 from .utils import _pytree
-from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_DEPTH, _MAX_NODES, Wrapper, _Found, _World, _guard_key, _plain,
-                              _storage, _what_changed)
+from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_DEPTH, _MAX_NODES, Wrapper, _Checkpoint, _Found, _World,
+                              _guard_key, _plain, _storage, _what_changed)
 
 __all__ = ["CompiledFunction", "GraphBreak", "is_compiling", "reset", "compile_callable", "counters"]
 
@@ -271,6 +277,11 @@ class _Boundary:
 def _trace(fn, args, kwargs, found, storages):
     """The _Entry of fn on this call's state (raises GraphBreak, _NewState or the trace's own error)."""
     snap = _Snapshot(found, storages)
+    # the Python state the call reaches (attributes, list and dict items, globals), to see whether the code
+    # changes it and to undo that (_Checkpoint)
+    state = _World(fn, args, kwargs)
+    checkpoint = _Checkpoint(state.log)
+    python_changed = False
     # differentiable inputs: leaves and non-leaves requiring grad are made leaves for the trace, so the
     # traced backward stops at the compiled region's boundary
     grad_on = grad_mode.tape_enabled()
@@ -362,6 +373,12 @@ def _trace(fn, args, kwargs, found, storages):
             builtins.print = saved_print
             _tracing[0] -= 1
             snap.restore(storages)
+            if not state.holds():  # (also when the trace broke off: the eager run then makes the changes once)
+                checkpoint.restore()
+                python_changed = True
+    if python_changed:
+        raise GraphBreak("the code changes Python state it reads (an attribute, a list or dict item, a global, "
+                         "optimizer param_groups): a compiled program would not replay that")
     counters["traces"] += 1
     e = _Entry()
     e.template, e.n_ret, e.ret_rg = template, len(ret_vals), ret_rg
@@ -745,9 +762,11 @@ class CompiledFunction(Wrapper):
                                   f"{_what_changed(next(reversed(self._cache)), key) if self._cache else '?'}",
                                   UserWarning, stacklevel=2)
                 return self._eager(args, kwargs)
+            self._n_traces += 1  # (a trace that breaks counts too: a counter the code bumps breaks every call)
             try:
                 entry = _trace(self._fn, args, kwargs, found, storages)
             except _NewState:
+                self._n_traces -= 1
                 return self._eager(args, kwargs)  # the first step creates optimizer state: eager, then trace
             except _BREAKS as exc:
                 cause = _cause(exc)
@@ -765,7 +784,6 @@ class CompiledFunction(Wrapper):
                 self._break(f"the trace failed ({type(exc).__name__}: {exc})", exc)
                 self._cache[key] = _EAGER
                 return out
-            self._n_traces += 1
             self._cache[key] = entry
             _log.info("torch.compile: traced %s (%d)", self._name(), self._n_traces)
         elif entry is _EAGER:

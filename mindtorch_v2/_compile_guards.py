@@ -478,6 +478,93 @@ class _World:
         return True
 
 
+class _Checkpoint:
+    """The Python state a logged walk (_World's log) read, copied so that it can be put back: the items of
+    each dict and list, the attributes of each object and module (and the items of a module's dicts), the
+    optimizers' param_groups, the defaults, closure cells and named globals of each function, the named
+    attributes of each namespace. A trace runs the user's Python code for real: when it changes that state
+    (a counter, a list appended to, a scheduler's lr, a lazily created parameter), the call runs eagerly
+    instead, and the trace's changes are undone first, so that they happen once."""
+
+    __slots__ = ("_undo",)
+
+    def __init__(self, log):
+        self._undo = [_undo_of(read, obj) for read, obj, _ in log]
+
+    def restore(self):
+        for undo in reversed(self._undo):  # (outer containers last: they put back the inner ones' identities)
+            undo()
+
+
+def _undo_of(read, obj):
+    """A function putting back what `read` reads of obj, as it is now."""
+    if read is _dict_items:
+        return functools.partial(_set_items, obj, dict(obj))
+    if read is tuple:  # a list or deque
+        return functools.partial(_set_sequence, obj, list(obj))
+    if read is _object_items or getattr(read, "func", None) is _object_attributes:
+        return functools.partial(_set_items, obj.__dict__, dict(obj.__dict__))
+    if read in _READERS.values():  # a module: its attributes, and the items of those that are dicts
+        d = obj.__dict__
+        inner = [functools.partial(_set_items, v, dict(v)) for v in d.values() if type(v) in _DICTS]
+        return functools.partial(_run_all, [functools.partial(_set_items, d, dict(d)), *inner])
+    if read is _optimizer_items:
+        groups = obj.param_groups
+        parts = [functools.partial(_set_sequence, groups, list(groups))]
+        parts += [functools.partial(_set_items, g, dict(g)) for g in groups]
+        parts += [functools.partial(_set_sequence, g["params"], list(g["params"])) for g in groups
+                  if type(g.get("params")) is list]
+        return functools.partial(_run_all, parts)
+    if read is _function_items or read is _closure_items:
+        cells = [(c, _cell(c)) for c in obj.__closure__ or ()]
+        named = {n: obj.__globals__.get(n, _ABSENT) for n in _names(obj.__code__)} if read is _function_items else {}
+        return functools.partial(_set_function, obj, obj.__defaults__, obj.__kwdefaults__, cells, named)
+    if getattr(read, "func", None) is _attributes:
+        names = read.keywords["names"]
+        own = vars(obj)
+        return functools.partial(_set_attributes, obj, {n: own.get(n, _ABSENT) for n in names})
+    raise AssertionError(f"no undo for {read}")  # (every reader of the walk has one)
+
+
+def _run_all(parts):
+    for part in parts:
+        part()
+
+
+def _set_items(d, items):
+    if d.keys() != items.keys() or any(d[k] is not v for k, v in items.items()):
+        d.clear()
+        d.update(items)
+
+
+def _set_sequence(seq, items):
+    if len(seq) != len(items) or any(a is not b for a, b in zip(seq, items)):
+        seq.clear()
+        seq.extend(items)
+
+
+def _set_function(fn, defaults, kwdefaults, cells, named):
+    fn.__defaults__, fn.__kwdefaults__ = defaults, kwdefaults
+    for c, v in cells:
+        if v is not _EMPTY_CELL:
+            c.cell_contents = v
+    g = fn.__globals__
+    for n, v in named.items():
+        if v is _ABSENT:
+            g.pop(n, None)
+        else:
+            g[n] = v
+
+
+def _set_attributes(obj, values):
+    for n, v in values.items():
+        if v is _ABSENT:
+            if n in vars(obj):
+                delattr(obj, n)
+        elif vars(obj).get(n, _ABSENT) is not v:
+            setattr(obj, n, v)
+
+
 def _hashable(v):
     try:
         hash(v)
