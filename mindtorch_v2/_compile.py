@@ -84,14 +84,13 @@ from .core.staging import ConcretizationTypeError, Executable, JitTrace, JitTrac
 from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.engine import FREED_MSG, _check_saved
-from .eager.autograd.function import Function, FunctionCtx
-from .eager.autograd.graph import Node, Saved
+from .eager.autograd.function import Function
+from .eager.autograd.graph import Saved
 from .eager.random_ops import generator_states, restore_generators, rng_events
-from .eager.storage import DataStorage
 from .eager.tensor import Tensor
-from .utils import _pytree
-from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_DEPTH, _MAX_NODES, Wrapper, _Checkpoint, _Found, _World,
-                              _guard_key, _plain, _storage, _what_changed)
+from ._compile_results import _Leaf, _aliased, _aliases, _flatten, _graph_alive, _holds_tensors, _unflatten
+from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_DEPTH, _MAX_NODES, _SCALARS, Wrapper, _Checkpoint, _Found,
+                              _World, _guard_key, _plain, _storage, _what_changed)
 
 __all__ = ["CompiledFunction", "GraphBreak", "is_compiling", "reset", "compile_callable", "counters"]
 
@@ -209,28 +208,6 @@ def _no_print(*args, **kwargs):
     raise GraphBreak("print() inside compiled code")
 
 
-def _flatten(obj, returned):
-    """A template of a result (torch's pytree, with its tensors marked) and its tensors added to `returned`."""
-    leaves, spec = _pytree.tree_flatten(obj)
-    returned.extend(x for x in leaves if isinstance(x, Tensor))
-    return spec, [_Leaf if isinstance(x, Tensor) else x for x in leaves]
-
-
-class _LeafType:
-    __slots__ = ()
-
-    def __repr__(self):
-        return "<tensor>"
-
-
-_Leaf = _LeafType()
-
-
-def _unflatten(template, it):
-    spec, leaves = template
-    return _pytree.tree_unflatten([next(it) if x is _Leaf else x for x in leaves], spec)
-
-
 class _Entry:
     """One compiled signature: the program(s) and how their outputs land.
 
@@ -317,6 +294,11 @@ def _trace(fn, args, kwargs, found, storages):
                 raise GraphBreak(changed)
             returned = []
             template = _flatten(result, returned)
+            for leaf in template[1]:  # (a dataclass, a dict subclass: the trace's object would be returned as is)
+                if leaf is not _Leaf and type(leaf) not in _SCALARS and _holds_tensors(leaf):
+                    raise GraphBreak(f"the code returns a {type(leaf).__name__} holding tensors, a container the "
+                                     "compiled program cannot rebuild (register it with "
+                                     "torch.utils._pytree.register_pytree_node)")
             ret_vals = [t._value() for t in returned]
             ret_rg = [t._rg for t in returned]
             if not grad_on and any(ret_rg):
@@ -403,51 +385,6 @@ def _trace(fn, args, kwargs, found, storages):
     fwd, bwd, n_res = partition(optimize(joint), len(invars), len(outvars))
     e.fwd, e.bwd, e.n_res = _program(fwd), _program(bwd), n_res
     return e
-
-
-def _graph_alive(node):
-    """Whether a traced result's grad_fn still holds what its backward needs (no backward has freed it): an
-    op's node, or a custom Function's."""
-    if isinstance(node, Node):
-        return not node.freed
-    ctx = getattr(node, "ctx", None)
-    return isinstance(ctx, FunctionCtx) and not ctx._mt_freed
-
-
-def _aliases(returned, found, storages):
-    """Per returned tensor, how it aliases what the call read, as eager's result does (None: a new tensor):
-    ("same", k), the k-th tensor found itself (`return x`); ("view", k, shape, strides, offset), a view of
-    the k-th tensor's storage (`x[0]`, `x.t()`, `x.view(-1)`), so writes through it reach the input
-    ("detached": one with no base, as `x.detach()`). None for all when nothing aliases."""
-    position = {id(st): k for k, st in enumerate(storages)}
-    index = {id(t): k for k, t in enumerate(found.tensors)}
-    out = []
-    for t in returned:
-        k = position.get(id(t._storage.target if type(t._storage) is DataStorage else t._storage))
-        if k is None:
-            out.append(None)
-        elif id(t) in index:
-            out.append(("same", index[id(t)]))
-        else:
-            owner = next(j for j, u in enumerate(found.tensors) if _storage(u) is storages[k])
-            out.append(("view" if t._base is not None else "detached", owner, *t._geometry()))
-    return out if any(out) else None
-
-
-def _aliased(e, found, values):
-    """The returned tensors of one run (_aliases)."""
-    rets = []
-    for alias, v in zip(e.aliases, values):
-        if alias is None:
-            rets.append(Tensor._from_value(v))
-        elif alias[0] == "same":
-            rets.append(found.tensors[alias[1]])
-        else:
-            t = found.tensors[alias[1]]._view_of(*alias[2:])
-            if alias[0] == "detached":  # (sharing the storage, with no base: what detach() gives)
-                t._base = None
-            rets.append(t)
-    return rets
 
 
 def _saved_inputs(returned, storages, versions):

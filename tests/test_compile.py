@@ -1113,6 +1113,34 @@ def test_a_counter_bumped_every_call_stops_tracing_at_the_recompile_limit(monkey
     assert len(traced) == torch._dynamo.config.recompile_limit
 
 
+def test_a_returned_container_pytree_does_not_know_runs_eagerly():
+    # a dataclass or a dict subclass was a constant leaf: the object the trace built, holding tracers, came
+    # back on every call
+    import collections
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Output:
+        loss: torch.Tensor
+
+    class ModelOutput(collections.OrderedDict):
+        pass
+
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 2)
+    for make in (lambda v: Output(v), lambda v: ModelOutput(loss=v)):
+        def f(x):
+            return make(lin(x).pow(2).mean())
+
+        outs = _runs(f, [torch.ones(4, 3), torch.ones(4, 3) * 2], True)
+        values = [o["loss"] if isinstance(o, dict) else o.loss for o in outs]
+        expected = [f(torch.ones(4, 3) * k) for k in (1, 2)]
+        assert outs[0] is not outs[1] and type(outs[0]) is type(expected[0])
+        assert [v.item() for v in values] == [(e["loss"] if isinstance(e, dict) else e.loss).item() for e in expected]
+        with pytest.raises(Unsupported, match="cannot rebuild"):
+            torch.compile(f, fullgraph=True)(torch.ones(4, 3))
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])

@@ -1,0 +1,82 @@
+"""What a torch.compile'd call returns (mindtorch_v2/_compile.py): the template its results are rebuilt from
+(torch's pytree, its tensors marked), the tensors that alias what the call read (an input itself, a view of
+one's storage), and whether a result's graph is still alive after the code's own backward."""
+from .eager.autograd.function import FunctionCtx
+from .eager.autograd.graph import Node
+from .eager.storage import DataStorage
+from .eager.tensor import Tensor
+from .utils import _pytree
+from ._compile_guards import _Found, _storage
+
+
+def _flatten(obj, returned):
+    """A template of a result (torch's pytree, with its tensors marked) and its tensors added to `returned`."""
+    leaves, spec = _pytree.tree_flatten(obj)
+    returned.extend(x for x in leaves if isinstance(x, Tensor))
+    return spec, [_Leaf if isinstance(x, Tensor) else x for x in leaves]
+
+
+def _holds_tensors(obj):
+    found = _Found()
+    found.walk(obj)
+    return bool(found.tensors)
+
+
+class _LeafType:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<tensor>"
+
+
+_Leaf = _LeafType()
+
+
+def _unflatten(template, it):
+    spec, leaves = template
+    return _pytree.tree_unflatten([next(it) if x is _Leaf else x for x in leaves], spec)
+
+
+def _graph_alive(node):
+    """Whether a traced result's grad_fn still holds what its backward needs (no backward has freed it): an
+    op's node, or a custom Function's."""
+    if isinstance(node, Node):
+        return not node.freed
+    ctx = getattr(node, "ctx", None)
+    return isinstance(ctx, FunctionCtx) and not ctx._mt_freed
+
+
+def _aliases(returned, found, storages):
+    """Per returned tensor, how it aliases what the call read, as eager's result does (None: a new tensor):
+    ("same", k), the k-th tensor found itself (`return x`); ("view", k, shape, strides, offset), a view of
+    the k-th tensor's storage (`x[0]`, `x.t()`, `x.view(-1)`), so writes through it reach the input
+    ("detached": one with no base, as `x.detach()`). None for all when nothing aliases."""
+    position = {id(st): k for k, st in enumerate(storages)}
+    index = {id(t): k for k, t in enumerate(found.tensors)}
+    out = []
+    for t in returned:
+        k = position.get(id(t._storage.target if type(t._storage) is DataStorage else t._storage))
+        if k is None:
+            out.append(None)
+        elif id(t) in index:
+            out.append(("same", index[id(t)]))
+        else:
+            owner = next(j for j, u in enumerate(found.tensors) if _storage(u) is storages[k])
+            out.append(("view" if t._base is not None else "detached", owner, *t._geometry()))
+    return out if any(out) else None
+
+
+def _aliased(e, found, values):
+    """The returned tensors of one run (_aliases)."""
+    rets = []
+    for alias, v in zip(e.aliases, values):
+        if alias is None:
+            rets.append(Tensor._from_value(v))
+        elif alias[0] == "same":
+            rets.append(found.tensors[alias[1]])
+        else:
+            t = found.tensors[alias[1]]._view_of(*alias[2:])
+            if alias[0] == "detached":  # (sharing the storage, with no base: what detach() gives)
+                t._base = None
+            rets.append(t)
+    return rets
