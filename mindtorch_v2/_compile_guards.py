@@ -123,6 +123,8 @@ class _Found:
             self.function(obj._fn, depth + 1, path)
         elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
             self.function(obj, depth + 1, path)
+        elif isinstance(obj, (staticmethod, classmethod)):
+            self.function(obj.__func__, depth + 1, path)
         elif _plain_object(obj):  # any other object (a config, a trainer, a holder of tensors)
             if self.names is None:  # an argument: all its attributes
                 if self.log is not None:
@@ -164,6 +166,8 @@ class _Found:
         self.modules.append(m)
         if self.names is not None:  # (what its forward and other methods read of the objects it holds)
             self.names.update(_class_names(type(m)))
+        if _users(type(m)):  # (what its forward reads besides the module: globals, closure cells, class attributes)
+            self.user_class(type(m), depth, (*path, "__class__"))
         d = m.__dict__
         if self.log is not None:
             read = _module_reader(m)
@@ -252,8 +256,36 @@ class _Found:
                 continue
             self.walk(v, depth, (*path, "global", name))
 
+    def user_class(self, cls, depth, path):
+        """A class of the user's (a module's, one the code names): the functions defined in it and in its bases
+        of the user's are walked (what forward, a static helper or a custom Function's backward reads: globals,
+        closure cells, defaults), and the class attributes those functions name that these classes store (a
+        class-level default read as `self.scale`)."""
+        key = ("class", id(cls))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        own = [c for c in cls.__mro__ if _users(c)]
+        names = set()
+        for c in own:
+            for k, v in vars(c).items():
+                fn = _code_of(v)
+                if fn is not None and _users_code(fn.__code__):
+                    names.update(_names(fn.__code__))
+                    self.function(fn, depth + 1, (*path, k))
+        stored = tuple(sorted(n for n in names if any(n in vars(c) for c in own) and _code_of(_stored(cls, n)) is None))
+        if stored:
+            read = functools.partial(_attributes, names=stored)
+            if self.log is not None:
+                self.log.append((read, cls, read(cls)))
+            for name, v in zip(stored, read(cls)):
+                if not isinstance(v, (types.ModuleType, type)):
+                    self.walk(v, depth + 1, (*path, name))
+
     def namespace(self, obj, names, depth, path):
         """The attributes of a module or class that `names` (a code's names) name: what `cfg.scale` reads."""
+        if isinstance(obj, type):
+            self.user_class(obj, depth, path)
         if id(obj) in self.seen:
             return
         self.seen.add(id(obj))
@@ -268,11 +300,13 @@ class _Found:
 @functools.lru_cache(maxsize=4096)
 def _names(code):
     """The global and attribute names a code object and the code nested in it (comprehensions, lambdas,
-    inner functions) use."""
+    inner functions) use, and the strings it holds that could be names (`getattr(cfg, "scale", 1.0)`)."""
     names = dict.fromkeys(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names.update(dict.fromkeys(_names(c)))
+        elif type(c) is str and c.isidentifier():
+            names[c] = None
     return tuple(names)
 
 

@@ -1141,6 +1141,76 @@ def test_a_returned_container_pytree_does_not_know_runs_eagerly():
             torch.compile(f, fullgraph=True)(torch.ones(4, 3))
 
 
+_SCALE = 1.0
+_LAMBDA = 1.0
+
+
+class _Scaled(nn.Module):
+    scale = 1.0
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.lin = nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.lin(x) * _SCALE * self.scale * getattr(self.cfg, "residual_scale", 1.0)
+
+
+class _GradReverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -_LAMBDA * g
+
+
+class _Helper:
+    k = 1.0
+
+    @staticmethod
+    def scale(x):
+        return x * _Helper.k
+
+
+def test_what_a_modules_forward_and_a_static_helper_read_is_guarded():
+    # read at trace time only: a global a module's forward reads (its code was not walked), a class attribute
+    # read as self.scale, getattr(cfg, "name") (a string, not in the code's names), a global a custom
+    # Function's backward or a staticmethod reads
+    global _SCALE, _LAMBDA
+
+    class Cfg:
+        residual_scale = 1.0
+
+    torch.manual_seed(0)
+    m = _Scaled(Cfg())
+    cm = torch.compile(m)
+    cf = torch.compile(lambda w, x: _GradReverse.apply(w * x).sum())
+    ch = torch.compile(lambda x: _Helper.scale(x))
+    try:
+        for which in ("_SCALE", "scale", "residual_scale", "_LAMBDA", "k"):
+            for value in (2.0, 3.0):
+                if which == "_SCALE":
+                    _SCALE = value
+                elif which == "scale":
+                    _Scaled.scale = value
+                elif which == "residual_scale":
+                    m.cfg.residual_scale = value
+                elif which == "_LAMBDA":
+                    _LAMBDA = value
+                else:
+                    _Helper.k = value
+                assert torch.equal(cm(torch.ones(2)), m(torch.ones(2))), which
+                w = torch.ones(3, requires_grad=True)
+                cf(w, torch.ones(3)).backward()
+                assert w.grad.tolist() == [-_LAMBDA] * 3, which
+                assert ch(torch.ones(1)).item() == _Helper.k, which
+    finally:
+        _SCALE = _LAMBDA = _Scaled.scale = _Helper.k = 1.0
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
