@@ -3,7 +3,7 @@
 All of them run the user's function once on the eager tape and then ask autograd.grad for derivatives:
   vjp       v^T J: one grad call with grad_outputs = v.
   jvp       J v by the double-backward trick: g(u) = J^T u is linear in a dummy u that requires grad,
-            so the gradient of <g(u), v> with respect to u is J v (u's value never shows; zeros do).
+            so the gradient of <g(u), v> with respect to u is J v, whatever u's value (zeros: no inf/nan).
   jacobian  one grad call per output element (a row of J); vectorize=True maps one call over the
             standard basis with torch.func.vmap; strategy="forward-mode" is torch.func.jacfwd.
   hessian   the jacobian of the function's gradient, taken with create_graph=True.
