@@ -31,7 +31,9 @@ How one call runs (`CompiledFunction.__call__`):
        - each leaf whose `.grad` was replaced (`loss.backward()` on fresh grads, `zero_grad()`): the new
          grad is an output set on the leaf on every call (or None);
      a returned tensor that is an input, or views one's storage (`return x`, `x[0]`, `x.t()`), is that
-     tensor or a view of it on every call (outside the autograd path), as eager's;
+     tensor or a view of it on every call (on the autograd path, an input itself only), as eager's; so is
+     a returned new .grad that grad, and a result returned twice, or viewed by another, the same tensor or
+     a view of it (_compile_results._aliases);
      and, when grad mode is on, an output requires grad and the code did not run backward itself, calls
      `autograd.grad` on the traced outputs with traced cotangents inside the same trace (so the eager
      tape's own rules, `detach`, `no_grad` regions and custom Functions all count) and splits the joint
@@ -312,6 +314,9 @@ def _trace(fn, args, kwargs, found, storages):
                 if f[1] is None and t._grad is not f[4]:  # a leaf whose .grad was replaced (or let go)
                     grads.append(t)
             grad_vals = [None if t._grad is None else t._grad._value() for t in grads]
+            replaced = {id(t) for t in grads}  # (a returned new grad is that grad on every call: _aliases)
+            new_grads = {id(t._grad): (k, t._grad) for k, t in enumerate(found.tensors)
+                         if id(t) in replaced and t._grad is not None}
             grad_storages = {id(_storage(f[4])) for f in snap.fields if f[4] is not None}
             backward_ran = bool(grads) or any(id(storages[k]) in grad_storages for k in mutated)
             if backward_ran and any(rg and _graph_alive(t._grad_fn) for t, rg in zip(returned, ret_rg)):
@@ -368,8 +373,8 @@ def _trace(fn, args, kwargs, found, storages):
     e.spent = backward_ran and not autograd_path and any(ret_rg)
     ids = {id(t): k for k, t in enumerate(found.tensors)}
     e.grads = [(ids[id(t)], v is not None) for t, v in zip(grads, grad_vals)]
+    e.aliases = _aliases(returned, found, storages, new_grads, autograd_path)
     if not autograd_path:
-        e.aliases = _aliases(returned, found, storages)
         e.fwd = _program(joint)
         e.released = _released(e, found, storages, snap)
         # the storages it overwrites (parameters, optimizer state, accumulated grads) may lend their buffers
@@ -554,6 +559,8 @@ _NO_EDGE = (None, 0)
 def _run_autograd(e, found, storages):
     diff = [found.tensors[k] for k in e.diff_in]
     rets = _Region.apply(e, found, storages, *diff)
+    if e.aliases is not None:  # a returned input is that input (its own autograd history, as eager's)
+        rets = [r if a is None else found.tensors[a[1]] for r, a in zip(rets, e.aliases)]
     return _unflatten(e.template, iter(rets))
 
 
@@ -679,15 +686,24 @@ class CompiledFunction(Wrapper):
         if self._too_big:
             return self._eager(args, kwargs)
         found, state = self._discover(args, kwargs)
+        if found is not None:
+            key, storages = _guard_key(found, args, kwargs, state)
+            last = self._last  # the signature of the last call, compared without hashing the whole key
+            entry = last[1] if last is not None and last[0] == key else self._cache.get(key)
+            if entry is None and isinstance(self._world, _World):
+                # a new signature starts from a fresh walk: what the remembered one cannot see has changed may
+                # have (a gradient hook registered since: the walk reads its closure)
+                self._world = _World(self._fn)
+                found, state = self._discover(args, kwargs)
         if found is None:
             self._too_big = True
             self._break(f"it reaches more than {_MAX_NODES} objects (closure cells, globals, attributes), nests "
                         f"them deeper than {_MAX_DEPTH} levels, or reaches more than {_MAX_ARRAY_BYTES >> 20} MiB "
                         "of NumPy arrays, more than the guards can watch; pass what it needs as arguments")
             return self._eager(args, kwargs)
-        key, storages = _guard_key(found, args, kwargs, state)
-        last = self._last  # the signature of the last call, compared without hashing the whole key
-        entry = last[1] if last is not None and last[0] == key else self._cache.get(key)
+        if entry is None:
+            key, storages = _guard_key(found, args, kwargs, state)
+            entry = self._cache.get(key)
         if entry is None:
             if not _plain(key):  # (a cached key's storages held Arrays when it was traced)
                 return self._fn(*args, **kwargs)  # under a torch.func transform: run as plain code

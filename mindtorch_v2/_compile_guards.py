@@ -73,6 +73,10 @@ class _Found:
         if id(t) not in self.ids:
             self.paths.append(path)
             self.add((t,))
+            a = t._acc
+            if a is not None and (a.pre_hooks or a.hooks):  # a leaf's gradient hooks: what they read
+                for i, hook in enumerate([*(a.pre_hooks or {}).values(), *(a.hooks or ())]):
+                    self.walk(hook, 1, (*path, "hook", i))
 
     def add(self, ts):
         """Each new tensor of ts, and after a leaf its .grad (unless recording)."""

@@ -46,37 +46,62 @@ def _graph_alive(node):
     return isinstance(ctx, FunctionCtx) and not ctx._mt_freed
 
 
-def _aliases(returned, found, storages):
-    """Per returned tensor, how it aliases what the call read, as eager's result does (None: a new tensor):
-    ("same", k), the k-th tensor found itself (`return x`); ("view", k, shape, strides, offset), a view of
-    the k-th tensor's storage (`x[0]`, `x.t()`, `x.view(-1)`), so writes through it reach the input
-    ("detached": one with no base, as `x.detach()`). None for all when nothing aliases."""
+def _aliases(returned, found, storages, new_grads, autograd_path):
+    """Per returned tensor, how it aliases what the call read or another result, as eager's result does (None:
+    a new tensor): ("same", k), the k-th tensor found itself (`return x`); ("view", k, shape, strides,
+    offset), a view of the k-th tensor's storage (`x[0]`, `x.t()`, `x.view(-1)`), so writes through it reach
+    the input ("detached": one with no base, as `x.detach()`); ("grad", k), the k-th tensor's new .grad
+    (`return [p.grad for p in params]`); ("ret", j), the j-th result itself (`return y, y`); ("retview", j,
+    geometry), a view of the j-th result, a new tensor whole ("retdetached" as above). On the autograd path
+    only "same": the other results are the region's outputs. None for all when nothing aliases."""
     position = {id(st): k for k, st in enumerate(storages)}
     index = {id(t): k for k, t in enumerate(found.tensors)}
     out = []
-    for t in returned:
-        k = position.get(id(t._storage.target if type(t._storage) is DataStorage else t._storage))
-        if k is None:
+    fresh = {}  # id(storage) -> j: the new results so far that are their storage whole
+    for i, t in enumerate(returned):
+        st = t._storage.target if type(t._storage) is DataStorage else t._storage
+        k = position.get(id(st))
+        if k is not None:
+            if id(t) in index:
+                out.append(("same", index[id(t)]))
+            elif autograd_path:
+                out.append(None)
+            else:
+                owner = next(j for j, u in enumerate(found.tensors) if _storage(u) is storages[k])
+                out.append(("view" if t._base is not None else "detached", owner, *t._geometry()))
+            continue
+        earlier = next((j for j in range(i) if returned[j] is t), None)
+        if autograd_path:
             out.append(None)
-        elif id(t) in index:
-            out.append(("same", index[id(t)]))
+        elif id(t) in new_grads:
+            out.append(("grad", new_grads[id(t)][0]))
+        elif earlier is not None:
+            out.append(("ret", earlier))
+        elif id(st) in fresh:
+            out.append(("retview" if t._base is not None else "retdetached", fresh[id(st)], *t._geometry()))
         else:
-            owner = next(j for j, u in enumerate(found.tensors) if _storage(u) is storages[k])
-            out.append(("view" if t._base is not None else "detached", owner, *t._geometry()))
+            out.append(None)
+            if t._full and type(t._storage) is not DataStorage:
+                fresh[id(st)] = i
     return out if any(out) else None
 
 
 def _aliased(e, found, values):
-    """The returned tensors of one run (_aliases)."""
+    """The returned tensors of one run (_aliases), after its grads have landed."""
     rets = []
     for alias, v in zip(e.aliases, values):
         if alias is None:
             rets.append(Tensor._from_value(v))
         elif alias[0] == "same":
             rets.append(found.tensors[alias[1]])
+        elif alias[0] == "grad":
+            rets.append(found.tensors[alias[1]]._grad)
+        elif alias[0] == "ret":
+            rets.append(rets[alias[1]])
         else:
-            t = found.tensors[alias[1]]._view_of(*alias[2:])
-            if alias[0] == "detached":  # (sharing the storage, with no base: what detach() gives)
+            source = rets[alias[1]] if alias[0].startswith("ret") else found.tensors[alias[1]]
+            t = source._view_of(*alias[2:])
+            if alias[0].endswith("detached"):  # (sharing the storage, with no base: what detach() gives)
                 t._base = None
             rets.append(t)
     return rets

@@ -1211,6 +1211,62 @@ def test_what_a_modules_forward_and_a_static_helper_read_is_guarded():
         _SCALE = _LAMBDA = _Scaled.scale = _Helper.k = 1.0
 
 
+def test_a_leafs_gradient_hook_reads_current_state_when_backward_runs_inside():
+    # the hook's closure was not walked: the scale it read was baked in at trace time
+    results = []
+    for compiled in (False, True):
+        w = torch.ones(3, requires_grad=True)
+        cfg = {"scale": 1.0}
+        w.register_hook(lambda g: g * cfg["scale"])
+
+        def step(x):
+            w.grad = None
+            (w * x).sum().backward()
+            return w.grad.clone()
+
+        fn = torch.compile(step) if compiled else step
+        grads = []
+        for k in range(4):
+            cfg["scale"] = float(k + 1)
+            grads.append(fn(torch.ones(3))[0].item())
+        results.append(grads)
+    assert results[0] == results[1] == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_returned_grads_inputs_and_repeated_results_alias_as_in_eager():
+    # new grads came back as copies of p.grad; y, y, y[0], y.detach() as four unrelated tensors; an input
+    # requiring grad, returned, as a copy (the autograd path)
+    torch.manual_seed(0)
+    m = nn.Linear(3, 1)
+
+    def fwd_bwd(x):
+        m.zero_grad(set_to_none=True)
+        m(x).pow(2).sum().backward()
+        return [p.grad for p in m.parameters()]
+
+    def fresh(x):
+        y = x * 2
+        return y, y, y[0], y.detach()
+
+    def same(w, x):
+        return w, (w * x).sum()
+
+    cb, cf, cs = torch.compile(fwd_bwd), torch.compile(fresh), torch.compile(same)
+    for _ in range(3):
+        grads = cb(torch.ones(2, 3))
+        assert grads[0] is m.weight.grad and grads[1] is m.bias.grad
+        a, b, row, det = cf(torch.ones(2, 2))
+        assert a is b and row._base is a and det._base is None
+        row.fill_(9.0)
+        det[1, 0] = 5.0
+        assert a.tolist() == [[9.0, 9.0], [5.0, 2.0]]
+        w = torch.ones(3, requires_grad=True)
+        out, loss = cs(w, torch.ones(3) * 2)
+        assert out is w and out.is_leaf
+        loss.backward()
+        assert w.grad.tolist() == [2.0, 2.0, 2.0]
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
