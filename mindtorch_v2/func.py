@@ -18,8 +18,9 @@ import itertools
 
 from . import core
 from .core import dtypes as _dt
-from .core.pytree import tree_flatten, tree_map
+from .core.pytree import tree_flatten, tree_map, tree_unflatten
 from .eager import grad_mode
+from .eager.autograd.function import Function
 from .eager import random_ops as _random_ops
 from .eager.random_ops import vmap_randomness
 from .eager.ops import stack
@@ -162,6 +163,66 @@ def _scalar_output(has_aux):
     return check
 
 
+# ---------------------------------------------------------------------------
+# outer autograd: a transform's results are differentiable by the eager tape w.r.t. its Tensor arguments that
+# require grad (MAML's inner-loop gradient, a per-sample gradient penalty), as PyTorch's transforms compose
+# with autograd. The transform runs inside core.vjp over those arguments' values, and its results get one
+# node whose backward is that VJP.
+
+
+def _outer_autograd(transformed):
+    """transformed (a transform's wrapper over Tensors), its results recorded on the eager tape when grad mode
+    records and an argument requires grad."""
+    @functools.wraps(transformed)
+    def call(*args, **kwargs):
+        if not grad_mode.tape_enabled():
+            return transformed(*args, **kwargs)
+        flat, spec = tree_flatten((args, kwargs))
+        diff = [i for i, a in enumerate(flat) if isinstance(a, Tensor) and a._rg and a.dtype.category >= _dt.FLOAT]
+        if not diff:
+            return transformed(*args, **kwargs)
+        out_spec = []
+
+        def on_values(*vals):
+            leaves = list(flat)
+            for i, v in zip(diff, vals):
+                leaves[i] = Tensor._from_value(v)  # (requires no grad: the transform inside runs as plain)
+            a, k = tree_unflatten(spec, leaves)
+            out_leaves, s = tree_flatten(transformed(*a, **k))
+            for i in diff:  # (vmap writes into its arguments: not into one that autograd reads)
+                if leaves[i]._version:
+                    if flat[i].is_leaf:
+                        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                                           "operation.")
+                    raise RuntimeError("torch.func: an in-place write into an argument that requires grad, "
+                                       "inside the transform, is not supported: write into a clone of it")
+            out_spec.append((s, [None if isinstance(o, Tensor) else o for o in out_leaves]))
+            return [o._value() for o in out_leaves if isinstance(o, Tensor)]
+
+        outs = _TransformResults.apply(on_values, *[flat[i] for i in diff])
+        s, consts = out_spec[-1]
+        it = iter(outs)
+        return tree_unflatten(s, [next(it) if c is None else c for c in consts])
+    return call
+
+
+class _TransformResults(Function):
+    """The eager node of a transform's results (_outer_autograd): forward runs it under core.vjp, backward
+    pulls the output gradients back to the arguments."""
+
+    @staticmethod
+    def forward(ctx, on_values, *tensors):
+        outs, ctx.pull = core.vjp(on_values, *[t._value() for t in tensors])
+        return tuple(Tensor._from_value(o) for o in outs)
+
+    @staticmethod
+    def backward(ctx, *gs):
+        if grad_mode.tape_enabled():
+            raise RuntimeError("torch.func: a double backward (create_graph=True) through the result of a "
+                               "torch.func transform called on tensors that require grad is not supported")
+        return (None, *(Tensor._from_value(g) for g in ctx.pull([g._value() for g in gs])))
+
+
 def grad(func, argnums=0, has_aux=False):
     """The gradient of scalar func w.r.t. args[argnums] (torch.func.grad)."""
     def wrapper(*args, **kwargs):
@@ -172,7 +233,7 @@ def grad(func, argnums=0, has_aux=False):
         if has_aux:
             return _in_order(_tensors(res), (_arg_skeleton(args, argnums), _aux_skeleton(seen, True)))
         return _in_order(_tensors(res), _arg_skeleton(args, argnums))
-    return wrapper
+    return _outer_autograd(wrapper)
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -185,7 +246,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                        argnums, has_aux)(*_values(args))
         value = _in_order(_tensors(value), seen[-1] if seen else None)
         return _in_order(_tensors(g), _arg_skeleton(args, argnums)), value
-    return wrapper
+    return _outer_autograd(wrapper)
 
 
 def _bind_kwargs(fn, kwargs):
@@ -288,6 +349,9 @@ def functionalize(func, *, remove="mutations"):
     return functionalized
 
 
+jvp = _outer_autograd(jvp)
+
+
 def _jacobian(transform, func, argnums, has_aux, args, order=1, reverse=True):
     _check_argnums(argnums, args, forward=not reverse)
     seen = []
@@ -311,19 +375,19 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
     def wrapper(*args):
         return _jacobian(lambda f: core.jacrev(f, argnums, has_aux), func, argnums, has_aux, args)
-    return wrapper
+    return _outer_autograd(wrapper)
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def wrapper(*args):
         return _jacobian(lambda f: core.jacfwd(f, argnums, has_aux), func, argnums, has_aux, args, reverse=False)
-    return wrapper
+    return _outer_autograd(wrapper)
 
 
 def hessian(func, argnums=0):
     def wrapper(*args):
         return _jacobian(lambda f: core.hessian(f, argnums), func, argnums, False, args, order=2)
-    return wrapper
+    return _outer_autograd(wrapper)
 
 
 # ---------------------------------------------------------------------------
@@ -389,7 +453,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             if i in changed:
                 args[i].copy_(Tensor._from_value(v))
         return _in_order(_tensors(out), seen[-1] if seen else None)
-    return wrapper
+    return _outer_autograd(wrapper)
 
 
 def _chunks(args, vals, in_axes, out_dims, chunk_size):

@@ -1029,3 +1029,81 @@ def test_vmap_out_dims_past_the_rank_raise_pytorchs_index_error(out_dims):
         func.vmap(lambda a: a * 2, out_dims=out_dims)(torch.randn(3, 2))
     with pytest.raises(ValueError, match="out_axes"):
         torch.core.vmap(lambda a: a * 2, out_axes=out_dims)(torch.core.ones((3, 2)))
+
+
+# ---------------------------------------------------------------------------
+# outer autograd through torch.func transforms (expected values recorded with PyTorch 2.13)
+
+_OUTER_EXPECTED = [
+    [0.7418313026428223, -3.506848096847534, -2.2428174018859863],
+    [2.0289626121520996, -16.057056427001953, -49.090431213378906],
+    [-0.7268619537353516, 0.5448746681213379, -0.00044201992568559945],
+    [-0.8775825500488281, 3.329174757003784, -25.924598693847656],
+    [5.136101722717285, 118.22489929199219, 26366276.0],
+    [1.9220755100250244, -3.715543508529663, 13.57965087890625],
+    [[[-6.468750953674316, -12.281251907348633, -20.062503814697266], [-10.48125171661377, -19.368751525878906, -33.037506103515625]], [-8.625000953674316, -13.97500228881836]],
+]
+
+
+def test_transform_results_are_differentiable_by_outer_autograd():
+    # the results required no grad (the tape is off inside transforms): MAML's inner gradient, a gradient
+    # penalty over per-sample gradients, a Jacobian in a loss could not be backpropagated
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    x = torch.tensor([1.0, 2.0, 3.0])
+
+    def loss(p, x):
+        return ((p * x).sin() ** 2).sum()
+
+    res = []
+
+    def take():
+        res.append(w.grad.tolist())
+        w.grad = None
+
+    g = torch.func.grad(loss)(w, x)
+    assert g.requires_grad and g.grad_fn is not None
+    (w - 0.1 * g).pow(2).sum().backward()
+    take()
+    xs = torch.tensor([[1.0, 2.0, 3.0], [0.5, 0.5, 0.5]])
+    torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(w, xs).pow(2).sum().backward()
+    take()
+    torch.func.jacrev(lambda p: (p * x).tanh())(w).sum().backward()
+    take()
+    torch.func.hessian(lambda p: (p * x).sin().sum())(w).sum().backward()
+    take()
+    out, t = torch.func.jvp(lambda p: (p * p * x).exp().sum(), (w,), (torch.ones(3),))
+    (out + t).backward()
+    take()
+    gv, val = torch.func.grad_and_value(loss)(w, x)
+    (gv.sum() + val).backward()
+    take()
+    lin = nn.Linear(3, 2)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]))
+        lin.bias.copy_(torch.tensor([0.05, -0.05]))
+    params = dict(lin.named_parameters())
+
+    def inner(p, xb, yb):
+        return ((torch.func.functional_call(lin, p, (xb,)) - yb) ** 2).mean()
+
+    xb, yb = torch.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]]), torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    grads = torch.func.grad(inner)(params, xb, yb)
+    inner({k: v - 0.5 * grads[k] for k, v in params.items()}, xb * 2, yb).backward()
+    res.append([lin.weight.grad.tolist(), lin.bias.grad.tolist()])
+    for got, want in zip(res, _OUTER_EXPECTED):
+        if isinstance(want[0], list) and isinstance(want[0][0], list):
+            got, want = [*got[0], got[1]], [*want[0], want[1]]
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-5)
+    assert len(res) == len(_OUTER_EXPECTED)
+
+
+def test_outer_autograd_through_a_transform_refuses_what_it_cannot_do():
+    w = torch.ones(3, requires_grad=True)
+    g = torch.func.grad(lambda p: (p ** 3).sum())(w)
+    (gw,) = torch.autograd.grad(g.sum(), w, create_graph=False)
+    assert gw.tolist() == [6.0, 6.0, 6.0]
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch.autograd.grad(torch.func.grad(lambda p: (p ** 3).sum())(w).sum(), w, create_graph=True)
+    with torch.no_grad():  # no tape: plain results
+        assert not torch.func.grad(lambda p: (p ** 3).sum())(w).requires_grad
