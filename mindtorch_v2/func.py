@@ -6,6 +6,10 @@ user's code, and converts the results back to Tensors. So there is one
 implementation of every transform; the eager tape is not used (the Tensors made
 inside require no grad) and the caller's Tensors are never written.
 
+Called on tensors that require grad with grad mode on (arguments, or what the function captures: a module's
+parameters), a transform's results are differentiable by the eager tape (_outer_autograd): the transform runs
+under core.vjp over those tensors' values, as PyTorch's transforms compose with autograd. First order only.
+
 A custom torch.autograd.Function called inside is one primitive whose rules are the Function's own backward,
 jvp and vmap staticmethods (eager/autograd/function.py), as PyTorch's torch.func uses them.
 
@@ -20,7 +24,9 @@ from . import core
 from .core import dtypes as _dt
 from .core.pytree import tree_flatten, tree_map, tree_unflatten
 from .eager import grad_mode
+from ._compile_guards import _Found
 from .eager.autograd.function import Function
+from .eager.storage import Storage
 from .eager import random_ops as _random_ops
 from .eager.random_ops import vmap_randomness
 from .eager.ops import stack
@@ -170,16 +176,19 @@ def _scalar_output(has_aux):
 # node whose backward is that VJP.
 
 
-def _outer_autograd(transformed):
-    """transformed (a transform's wrapper over Tensors), its results recorded on the eager tape when grad mode
-    records and an argument requires grad."""
+def _outer_autograd(transformed, func):
+    """transformed (a transform's wrapper of func, over Tensors), its results recorded on the eager tape when
+    grad mode records and an argument, or a tensor func reaches (a closed-over weight, a module's parameters:
+    `vmap(model)(x)`), requires grad. Those tensors' values are lifted into the core.vjp, as torch.compile
+    lifts storages: a reached tensor's storage holds the traced value while the transform runs."""
     @functools.wraps(transformed)
     def call(*args, **kwargs):
         if not grad_mode.tape_enabled():
             return transformed(*args, **kwargs)
         flat, spec = tree_flatten((args, kwargs))
         diff = [i for i, a in enumerate(flat) if isinstance(a, Tensor) and a._rg and a.dtype.category >= _dt.FLOAT]
-        if not diff:
+        captured = _captured(func, flat)
+        if not diff and not captured:
             return transformed(*args, **kwargs)
         out_spec = []
 
@@ -188,7 +197,14 @@ def _outer_autograd(transformed):
             for i, v in zip(diff, vals):
                 leaves[i] = Tensor._from_value(v)  # (requires no grad: the transform inside runs as plain)
             a, k = tree_unflatten(spec, leaves)
-            out_leaves, s = tree_flatten(transformed(*a, **k))
+            held = [t._storage.value for t in captured]
+            try:
+                for t, v in zip(captured, vals[len(diff):]):
+                    t._storage.value = v
+                out_leaves, s = tree_flatten(transformed(*a, **k))
+            finally:
+                for t, v in zip(captured, held):
+                    t._storage.value = v
             for i in diff:  # (vmap writes into its arguments: not into one that autograd reads)
                 if leaves[i]._version:
                     if flat[i].is_leaf:
@@ -199,11 +215,22 @@ def _outer_autograd(transformed):
             out_spec.append((s, [None if isinstance(o, Tensor) else o for o in out_leaves]))
             return [o._value() for o in out_leaves if isinstance(o, Tensor)]
 
-        outs = _TransformResults.apply(on_values, *[flat[i] for i in diff])
+        outs = _TransformResults.apply(on_values, *[flat[i] for i in diff], *captured)
         s, consts = out_spec[-1]
         it = iter(outs)
         return tree_unflatten(s, [next(it) if c is None else c for c in consts])
     return call
+
+
+def _captured(func, flat):
+    """The tensors requiring grad that func reaches besides the arguments (closure cells, globals its code
+    names, a module's parameters), each the whole of a storage of its own (a parameter, a weight made
+    outside): what PyTorch's outer autograd also differentiates through a transform."""
+    found = _Found()
+    found.walk(func)
+    given = {id(a) for a in flat if isinstance(a, Tensor)}
+    return [t for t in found.tensors if t._rg and id(t) not in given and t._base is None and t._full
+            and type(t._storage) is Storage and t.dtype.category >= _dt.FLOAT]
 
 
 class _TransformResults(Function):
@@ -233,7 +260,7 @@ def grad(func, argnums=0, has_aux=False):
         if has_aux:
             return _in_order(_tensors(res), (_arg_skeleton(args, argnums), _aux_skeleton(seen, True)))
         return _in_order(_tensors(res), _arg_skeleton(args, argnums))
-    return _outer_autograd(wrapper)
+    return _outer_autograd(wrapper, func)
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -246,7 +273,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                        argnums, has_aux)(*_values(args))
         value = _in_order(_tensors(value), seen[-1] if seen else None)
         return _in_order(_tensors(g), _arg_skeleton(args, argnums)), value
-    return _outer_autograd(wrapper)
+    return _outer_autograd(wrapper, func)
 
 
 def _bind_kwargs(fn, kwargs):
@@ -279,6 +306,10 @@ def vjp(func, *primals, has_aux=False):
 
 def jvp(func, primals, tangents, *, has_aux=False):
     """(func(*primals), J tangents) [+ aux] (torch.func.jvp)."""
+    return _outer_autograd(functools.partial(_jvp, func), func)(primals, tangents, has_aux=has_aux)
+
+
+def _jvp(func, primals, tangents, *, has_aux=False):
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
                            "call f(*primals).")
@@ -349,7 +380,6 @@ def functionalize(func, *, remove="mutations"):
     return functionalized
 
 
-jvp = _outer_autograd(jvp)
 
 
 def _jacobian(transform, func, argnums, has_aux, args, order=1, reverse=True):
@@ -375,19 +405,19 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
     def wrapper(*args):
         return _jacobian(lambda f: core.jacrev(f, argnums, has_aux), func, argnums, has_aux, args)
-    return _outer_autograd(wrapper)
+    return _outer_autograd(wrapper, func)
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def wrapper(*args):
         return _jacobian(lambda f: core.jacfwd(f, argnums, has_aux), func, argnums, has_aux, args, reverse=False)
-    return _outer_autograd(wrapper)
+    return _outer_autograd(wrapper, func)
 
 
 def hessian(func, argnums=0):
     def wrapper(*args):
         return _jacobian(lambda f: core.hessian(f, argnums), func, argnums, False, args, order=2)
-    return _outer_autograd(wrapper)
+    return _outer_autograd(wrapper, func)
 
 
 # ---------------------------------------------------------------------------
@@ -453,7 +483,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             if i in changed:
                 args[i].copy_(Tensor._from_value(v))
         return _in_order(_tensors(out), seen[-1] if seen else None)
-    return _outer_autograd(wrapper)
+    return _outer_autograd(wrapper, func)
 
 
 def _chunks(args, vals, in_axes, out_dims, chunk_size):

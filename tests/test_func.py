@@ -1107,3 +1107,44 @@ def test_outer_autograd_through_a_transform_refuses_what_it_cannot_do():
         torch.autograd.grad(torch.func.grad(lambda p: (p ** 3).sum())(w).sum(), w, create_graph=True)
     with torch.no_grad():  # no tape: plain results
         assert not torch.func.grad(lambda p: (p ** 3).sum())(w).requires_grad
+
+
+_CAPTURED_EXPECTED = [
+    [1.3817732334136963, 6.742753505706787, 28.769023895263672],
+    [[[1.3000000715255737, 1.5000001192092896, 5.0], [-0.9000002145767212, 0.4999995231628418, -5.000000953674316]], [2.4000000953674316, -3.200000286102295]],
+    [[[0.6410753130912781, 0.9318200945854187, 0.7137615084648132], [1.030082106590271, 0.6139203310012817, 0.9260416626930237]], [-0.1453724056482315, 0.20808087289333344]],
+    [[[1.7947338819503784, 1.8677400350570679, 1.8129854202270508], [-2.594843864440918, -6.35186767578125, -3.534099817276001]], [-0.03650306165218353, 1.8785120248794556], [0.6959917545318604, 2.1873369216918945, 0.0]],
+]
+
+
+def test_tensors_a_transformed_function_captures_are_differentiated_by_outer_autograd():
+    # a closed-over weight and a module's parameters (vmap(model)(x), jacrev of a layer) got no gradient
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    x = torch.tensor([1.0, 2.0, 3.0])
+    res = []
+    g = torch.func.grad(lambda x: ((x * w).sin() ** 2).sum())(x)
+    (g * x).sum().backward()
+    res.append([w.grad.tolist()])
+    w.grad = None
+    lin = nn.Linear(3, 2)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]))
+        lin.bias.copy_(torch.tensor([0.05, -0.05]))
+
+    def take(*extra):
+        res.append([*lin.weight.grad.tolist(), lin.bias.grad.tolist(), *extra])
+        lin.zero_grad()
+
+    torch.func.vmap(lin)(torch.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]])).pow(2).sum().backward()
+    take()
+    torch.func.jacrev(lambda v: lin(v).tanh())(torch.tensor([1.0, -1.0, 0.5])).sum().backward()
+    take()
+    o, t = torch.func.jvp(lambda v: (lin(v) * w[:2]).exp().sum(), (torch.tensor([1.0, -1.0, 0.5]),),
+                          (torch.ones(3),))
+    (o * t).backward()
+    take(w.grad.tolist())
+    want = [[e] if not isinstance(e[0], list) else [*e[0], *e[1:]] for e in _CAPTURED_EXPECTED]
+    assert len(res) == len(want)
+    for got, exp in zip(res, want):
+        for a, b in zip(got, exp):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
