@@ -180,7 +180,7 @@ def _outer_autograd(transformed, func):
     """transformed (a transform's wrapper of func, over Tensors), its results recorded on the eager tape when
     grad mode records and an argument, or a tensor func reaches (a closed-over weight, a module's parameters:
     `vmap(model)(x)`), requires grad. Those tensors' values are lifted into the core.vjp, as torch.compile
-    lifts storages: a reached tensor's storage holds the traced value while the transform runs."""
+    lifts storages: a reached tensor reads the traced value while the transform runs."""
     @functools.wraps(transformed)
     def call(*args, **kwargs):
         if not grad_mode.tape_enabled():
@@ -197,14 +197,21 @@ def _outer_autograd(transformed, func):
             for i, v in zip(diff, vals):
                 leaves[i] = Tensor._from_value(v)  # (requires no grad: the transform inside runs as plain)
             a, k = tree_unflatten(spec, leaves)
-            held = [t._storage.value for t in captured]
+            # each captured tensor reads a storage of its own holding the traced value (not its storage's value
+            # changed: a detached alias, `p.detach()` passed to functional_call, must not read it)
+            held = [t._storage for t in captured]
+            lifted = [Tensor._from_value(v)._storage for v in vals[len(diff):]]
             try:
-                for t, v in zip(captured, vals[len(diff):]):
-                    t._storage.value = v
+                for t, st in zip(captured, lifted):
+                    t._storage = st
                 out_leaves, s = tree_flatten(transformed(*a, **k))
             finally:
-                for t, v in zip(captured, held):
-                    t._storage.value = v
+                for t, st in zip(captured, held):
+                    t._storage = st
+            if any(st.version.value for st in lifted):
+                raise RuntimeError("During a torch.func transform, the function provided wrote in place into a "
+                                   "captured Tensor that requires grad. We don't support this: pass the tensor as "
+                                   "an input of the function, or write into a clone of it.")
             for i in diff:  # (vmap writes into its arguments: not into one that autograd reads)
                 if leaves[i]._version:
                     if flat[i].is_leaf:
@@ -212,11 +219,14 @@ def _outer_autograd(transformed, func):
                                            "operation.")
                     raise RuntimeError("torch.func: an in-place write into an argument that requires grad, "
                                        "inside the transform, is not supported: write into a clone of it")
-            out_spec.append((s, [None if isinstance(o, Tensor) else o for o in out_leaves]))
-            return [o._value() for o in out_leaves if isinstance(o, Tensor)]
+            values = [o._value() for o in out_leaves if isinstance(o, Tensor)]
+            # (which results depend on the lifted tensors: the others require no grad, as in PyTorch)
+            out_spec.append((s, [None if isinstance(o, Tensor) else o for o in out_leaves],
+                             [isinstance(v, core.Tracer) for v in values]))
+            return values
 
-        outs = _TransformResults.apply(on_values, *[flat[i] for i in diff], *captured)
-        s, consts = out_spec[-1]
+        outs = _TransformResults.apply(on_values, out_spec, *[flat[i] for i in diff], *captured)
+        s, consts, _ = out_spec[-1]
         it = iter(outs)
         return tree_unflatten(s, [next(it) if c is None else c for c in consts])
     return call
@@ -238,16 +248,18 @@ class _TransformResults(Function):
     pulls the output gradients back to the arguments."""
 
     @staticmethod
-    def forward(ctx, on_values, *tensors):
+    def forward(ctx, on_values, out_spec, *tensors):
         outs, ctx.pull = core.vjp(on_values, *[t._value() for t in tensors])
-        return tuple(Tensor._from_value(o) for o in outs)
+        results = tuple(Tensor._from_value(o) for o in outs)
+        ctx.mark_non_differentiable(*[t for t, depends in zip(results, out_spec[-1][2]) if not depends])
+        return results
 
     @staticmethod
     def backward(ctx, *gs):
         if grad_mode.tape_enabled():
             raise RuntimeError("torch.func: a double backward (create_graph=True) through the result of a "
                                "torch.func transform called on tensors that require grad is not supported")
-        return (None, *(Tensor._from_value(g) for g in ctx.pull([g._value() for g in gs])))
+        return (None, None, *(Tensor._from_value(g) for g in ctx.pull([g._value() for g in gs])))
 
 
 def grad(func, argnums=0, has_aux=False):

@@ -1148,3 +1148,26 @@ def test_tensors_a_transformed_function_captures_are_differentiated_by_outer_aut
     for got, exp in zip(res, want):
         for a, b in zip(got, exp):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_per_sample_gradients_of_detached_parameters_require_no_grad():
+    # the model's parameters are reached (captured) and require grad, but the function reads their detached
+    # copies through functional_call: its results depend on no tensor autograd tracks, as in PyTorch
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 2)
+    params = {k: v.detach() for k, v in lin.named_parameters()}
+
+    def loss(p, x, y):
+        return ((torch.func.functional_call(lin, p, (x,)) - y) ** 2).mean()
+
+    g = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))(params, torch.randn(4, 3), torch.randn(4, 2))
+    assert g["weight"].shape == (4, 2, 3) and not g["weight"].requires_grad and not g["bias"].requires_grad
+    w = torch.ones(3, requires_grad=True)
+
+    def writes(x):
+        w.mul_(2)
+        return (x * w).sum()
+
+    with pytest.raises(RuntimeError, match="wrote in place into a captured Tensor"):
+        torch.func.grad(writes)(torch.ones(3))
+    assert w.tolist() == [1.0, 1.0, 1.0]
