@@ -1078,6 +1078,39 @@ def test_python_state_a_trace_changes_is_changed_once_per_call():
     assert results[0][1] == 0.125 and results[0][2] == {"step": 6, "micro": 0} and len(results[0][3]) == 6
 
 
+_COUNT = 0
+
+
+class _Config:
+    k = 0
+
+
+def test_globals_closure_cells_and_class_attributes_a_trace_changes_change_once_per_call():
+    # each is undone (_Checkpoint) before the graph break's eager run: a global, a closure cell, a class
+    # attribute of the user's, bumped by the code
+    global _COUNT
+    _COUNT = 0
+    _Config.k = 0
+    cell = [0]
+
+    def make():
+        n = 0
+
+        def f(x):
+            global _COUNT
+            nonlocal n
+            _COUNT += 1
+            n += 1
+            _Config.k += 1
+            cell[0] = n
+            return x * _COUNT
+        return f
+
+    outs = _runs(make(), [torch.ones(1)] * 4, True)
+    assert [o.item() for o in outs] == [1.0, 2.0, 3.0, 4.0]
+    assert _COUNT == 4 and _Config.k == 4 and cell == [4]
+
+
 def test_a_parameter_created_by_the_first_call_is_kept():
     results = []
     for compiled in (False, True):
