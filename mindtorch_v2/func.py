@@ -22,7 +22,7 @@ import itertools
 
 from . import core
 from .core import dtypes as _dt
-from .core.pytree import tree_flatten, tree_map, tree_unflatten
+from .core.pytree import tree_flatten, tree_map
 from .eager import grad_mode
 from ._compile_guards import _Found
 from .eager.autograd.function import Function
@@ -32,6 +32,7 @@ from .eager.random_ops import vmap_randomness
 from .eager.ops import stack
 from .eager.shape_ops import cat
 from .eager.tensor import Size, Tensor
+from .utils import _pytree
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call", "stack_module_state", "functionalize"]
@@ -178,14 +179,15 @@ def _scalar_output(has_aux):
 
 def _outer_autograd(transformed, func):
     """transformed (a transform's wrapper of func, over Tensors), its results recorded on the eager tape when
-    grad mode records and an argument, or a tensor func reaches (a closed-over weight, a module's parameters:
-    `vmap(model)(x)`), requires grad. Those tensors' values are lifted into the core.vjp, as torch.compile
-    lifts storages: a reached tensor reads the traced value while the transform runs."""
+    grad mode records and an argument, or a tensor func or an argument reaches (a closed-over weight, a
+    module's parameters: `vmap(model)(x)`, a tied weight's view), requires grad. Those tensors' values are
+    lifted into the core.vjp, as torch.compile lifts storages: a reached tensor reads the traced value while
+    the transform runs."""
     @functools.wraps(transformed)
     def call(*args, **kwargs):
         if not grad_mode.tape_enabled():
             return transformed(*args, **kwargs)
-        flat, spec = tree_flatten((args, kwargs))
+        flat, spec = _pytree.tree_flatten((args, kwargs))  # (torch's pytrees: dicts keep their key order)
         diff = [i for i, a in enumerate(flat) if isinstance(a, Tensor) and a._rg and a.dtype.category >= _dt.FLOAT]
         captured = _captured(func, flat)
         if not diff and not captured:
@@ -196,17 +198,17 @@ def _outer_autograd(transformed, func):
             leaves = list(flat)
             for i, v in zip(diff, vals):
                 leaves[i] = Tensor._from_value(v)  # (requires no grad: the transform inside runs as plain)
-            a, k = tree_unflatten(spec, leaves)
-            # each captured tensor reads a storage of its own holding the traced value (not its storage's value
-            # changed: a detached alias, `p.detach()` passed to functional_call, must not read it)
-            held = [t._storage for t in captured]
+            a, k = _pytree.tree_unflatten(leaves, spec)
+            # each captured storage's readers read a storage of their own holding the traced value (not the
+            # storage's value changed: a detached alias, `p.detach()` passed to functional_call, must not read it)
             lifted = [Tensor._from_value(v)._storage for v in vals[len(diff):]]
+            swapped = [(t, t._storage, st) for (_, readers), st in zip(captured, lifted) for t in readers]
             try:
-                for t, st in zip(captured, lifted):
+                for t, _, st in swapped:
                     t._storage = st
-                out_leaves, s = tree_flatten(transformed(*a, **k))
+                out_leaves, s = _pytree.tree_flatten(transformed(*a, **k))
             finally:
-                for t, st in zip(captured, held):
+                for t, st, _ in swapped:
                     t._storage = st
             if any(st.version.value for st in lifted):
                 raise RuntimeError("During a torch.func transform, the function provided wrote in place into a "
@@ -225,22 +227,33 @@ def _outer_autograd(transformed, func):
                              [isinstance(v, core.Tracer) for v in values]))
             return values
 
-        outs = _TransformResults.apply(on_values, out_spec, *[flat[i] for i in diff], *captured)
+        outs = _TransformResults.apply(on_values, out_spec, *[flat[i] for i in diff],
+                                       *[owner for owner, _ in captured])
         s, consts, _ = out_spec[-1]
         it = iter(outs)
-        return tree_unflatten(s, [next(it) if c is None else c for c in consts])
+        return _pytree.tree_unflatten([next(it) if c is None else c for c in consts], s)
     return call
 
 
 def _captured(func, flat):
-    """The tensors requiring grad that func reaches besides the arguments (closure cells, globals its code
-    names, a module's parameters), each the whole of a storage of its own (a parameter, a weight made
-    outside): what PyTorch's outer autograd also differentiates through a transform."""
+    """(owner, readers) per storage of a tensor requiring grad that func or a non-tensor argument (a module)
+    reaches (closure cells, globals its code names, a module's parameters): the tensor that is the whole of
+    the storage (a parameter, a weight made outside), and the tensors read through it (itself, a view such
+    as a tied decoder's `weight.t()`). An argument the function also captures is lifted twice: its gradient
+    is the sum. What PyTorch's outer autograd also differentiates through a transform."""
     found = _Found()
     found.walk(func)
-    given = {id(a) for a in flat if isinstance(a, Tensor)}
-    return [t for t in found.tensors if t._rg and id(t) not in given and t._base is None and t._full
-            and type(t._storage) is Storage and t.dtype.category >= _dt.FLOAT]
+    found.walk([a for a in flat if not isinstance(a, Tensor)])
+    groups = {}
+    for t in found.tensors:
+        if not t._rg or t.dtype.category < _dt.FLOAT:
+            continue
+        owner = t if t._base is None else t._base
+        if owner._rg and owner._full and type(owner._storage) is Storage and t._storage is owner._storage:
+            readers = groups.setdefault(id(owner), (owner, [owner]))[1]
+            if t is not owner:
+                readers.append(t)
+    return list(groups.values())
 
 
 class _TransformResults(Function):

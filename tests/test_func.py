@@ -1171,3 +1171,25 @@ def test_per_sample_gradients_of_detached_parameters_require_no_grad():
     with pytest.raises(RuntimeError, match="wrote in place into a captured Tensor"):
         torch.func.grad(writes)(torch.ones(3))
     assert w.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_outer_autograd_reaches_views_arguments_also_captured_and_modules_passed_in():
+    # expected values recorded with PyTorch 2.13. A captured view (a tied decoder's weight.t()) and a tensor
+    # both passed and captured lost their share of the gradient; a module passed as an argument was not
+    # searched for parameters; result dicts came back with their keys sorted
+    X = torch.tensor([[0.5, -1.0, 2.0], [3.0, 1.0, 2.0]])
+    enc = nn.Linear(3, 2, bias=False)
+    nn.init.constant_(enc.weight, 0.5)
+    b = torch.zeros(3, requires_grad=True)
+    wt = enc.weight.t()
+    torch.func.vmap(lambda x: wt @ enc(x) + b)(X).pow(2).sum().backward()
+    assert enc.weight.grad.tolist() == [[47.25, 25.875, 41.625]] * 2
+    W = torch.ones(2, 3, requires_grad=True)
+    torch.func.vmap(lambda x, w: w @ x + W.sum(), in_dims=(0, None))(X, W).sum().backward()
+    assert W.grad.tolist() == [[7.5, 4.0, 8.0]] * 2
+    m = nn.Linear(3, 1)
+    assert torch.func.vmap(lambda mod, x: mod(x), in_dims=(None, 0))(m, X).requires_grad
+    g = torch.func.grad(lambda p: torch.func.functional_call(m, p, (X,)).pow(2).sum())(dict(m.named_parameters()))
+    assert list(g) == ["weight", "bias"] and g["weight"].requires_grad
+    g = torch.func.grad(lambda p: torch.func.functional_call(m, p, (X,)).sum())(dict(m.named_parameters()))
+    assert list(g) == ["weight", "bias"] and not g["weight"].requires_grad  # (constant in the parameters)
