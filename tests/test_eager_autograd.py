@@ -779,3 +779,14 @@ def test_grad_fn_names_of_indexing_linear_and_reflected_ops_are_torchs():
              "RsubBackward1": [1 - x], "PowBackward2": [2 ** x]}
     for name, outs in cases.items():
         assert [o.grad_fn.name() for o in outs] == [name] * len(outs)
+
+
+def test_a_grad_output_of_another_dtype_is_cast_to_its_outputs_dtype():
+    # as torch's engine does: the grads came back float64 for a float32 tensor (and a float64 .grad then
+    # promoted every later accumulation)
+    x = torch.ones(3, requires_grad=True)
+    (g,) = torch.autograd.grad(x * 2, x, grad_outputs=torch.ones(3, dtype=torch.float64))
+    assert g.dtype == torch.float32 and g.tolist() == [2.0, 2.0, 2.0]
+    (x * 3).backward(torch.ones(3, dtype=torch.float64))
+    (x.double() * 2).backward(torch.ones(3))
+    assert x.grad.dtype == torch.float32 and x.grad.tolist() == [5.0, 5.0, 5.0]

@@ -27,6 +27,8 @@ def _root_grads(outputs, grad_outputs, create_graph):
         if tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
                                f"a shape of {out.shape}.")
+        if g.dtype is not out.dtype:  # (torch's engine casts each gradient to its tensor's dtype)
+            g = g.to(out.dtype)
         g = engine.conj_boundary(g)  # the user's grad_output is in torch's convention, the tape's is JAX's
         grads.append(g if create_graph else g.detach()._value())
     return grads
