@@ -35,7 +35,7 @@ from .eager.tensor import Size, Tensor
 from .utils import _pytree
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call", "stack_module_state", "functionalize"]
+           "functional_call", "stack_module_state", "functionalize", "replace_all_batch_norm_modules_"]
 
 
 def _to_value(x):
@@ -329,12 +329,13 @@ def vjp(func, *primals, has_aux=False):
     return _in_order(_tensors(out), out_like), vjp_fn
 
 
-def jvp(func, primals, tangents, *, has_aux=False):
-    """(func(*primals), J tangents) [+ aux] (torch.func.jvp)."""
-    return _outer_autograd(functools.partial(_jvp, func), func)(primals, tangents, has_aux=has_aux)
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """(func(*primals), J tangents) [+ aux] (torch.func.jvp). strict: an output independent of the primals
+    raises, as PyTorch's."""
+    return _outer_autograd(functools.partial(_jvp, func), func)(primals, tangents, strict=strict, has_aux=has_aux)
 
 
-def _jvp(func, primals, tangents, *, has_aux=False):
+def _jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
                            "call f(*primals).")
@@ -350,8 +351,17 @@ def _jvp(func, primals, tangents, *, has_aux=False):
                                f"original Tensor, this is not supported. Tensor is of size {list(p_.shape)} while "
                                f"the given forward gradient is of size {list(t_.shape)}.")
     seen = []
-    res = core.jvp(_wrap_fn(func, seen, _skeleton(tuple(primals)), reverse=False), tuple(_values(tuple(primals))),
-                   tuple(_values(tuple(tangents))), has_aux=has_aux)
+    on_values = _wrap_fn(func, seen, _skeleton(tuple(primals)), reverse=False)
+    independent = []
+    if strict:
+        def on_values(*vals, _f=on_values):  # (which outputs the primals reach: traced values)
+            out = _f(*vals)
+            independent.extend(not isinstance(v, core.Tracer) for v in tree_flatten(out[0] if has_aux else out)[0])
+            return out
+    res = core.jvp(on_values, tuple(_values(tuple(primals))), tuple(_values(tuple(tangents))), has_aux=has_aux)
+    if any(independent):
+        raise RuntimeError("jvp(f, primals, tangents): The output of the function is independent of the inputs. "
+                           "This is not allowed with strict=True.")
     out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)
     likes = (out_like, out_like, _aux_skeleton(seen, has_aux))
     return tuple(_in_order(_tensors(r), like) for r, like in zip(res, likes))
@@ -599,7 +609,9 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
         parameter_and_buffer_dicts = merged
     if tie_weights:
         parameter_and_buffer_dicts = _tied(module, parameter_and_buffer_dicts)
-    if not isinstance(args, tuple):
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
         args = (args,)
     kwargs = kwargs or {}
     if strict:
@@ -617,16 +629,33 @@ def functional_call(module, parameter_and_buffer_dicts, args=(), kwargs=None, *,
             if store is not None:
                 saved.append((store, attr, store[attr]))
                 store[attr] = value
-            else:
-                saved.append((owner, attr, getattr(owner, attr)))
+            else:  # (a name the module does not have is set for the call, as PyTorch's reparametrization does)
+                saved.append((owner, attr, getattr(owner, attr, _MISSING)))
                 object.__setattr__(owner, attr, value)
         return module(*args, **kwargs)
     finally:
         for store, attr, old in reversed(saved):
             if isinstance(store, dict):
                 store[attr] = old
+            elif old is _MISSING:
+                object.__delattr__(store, attr)
             else:
                 object.__setattr__(store, attr, old)
+
+
+_MISSING = object()
+
+
+def replace_all_batch_norm_modules_(root):
+    """root with every BatchNorm module's running statistics dropped (running_mean, running_var and
+    num_batches_tracked None, track_running_stats False), in place, so that vmap over it computes batch
+    statistics (torch.func.replace_all_batch_norm_modules_)."""
+    from .nn.modules.batchnorm import _BatchNorm  # noqa: PLC0415  (nn builds on func's neighbours)
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = m.running_var = m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
 
 
 def stack_module_state(models):

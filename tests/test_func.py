@@ -1193,3 +1193,31 @@ def test_outer_autograd_reaches_views_arguments_also_captured_and_modules_passed
     assert list(g) == ["weight", "bias"] and g["weight"].requires_grad
     g = torch.func.grad(lambda p: torch.func.functional_call(m, p, (X,)).sum())(dict(m.named_parameters()))
     assert list(g) == ["weight", "bias"] and not g["weight"].requires_grad  # (constant in the parameters)
+
+
+def test_func_api_gaps_as_pytorch():
+    # replace_all_batch_norm_modules_ was missing; jvp had no strict; functional_call passed None as an
+    # argument and raised for a name the module lacks (PyTorch sets it for the call)
+    m = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+    assert torch.func.replace_all_batch_norm_modules_(m) is m
+    bn = m[1]
+    assert bn.running_mean is None and bn.running_var is None and not bn.track_running_stats
+    out = torch.func.vmap(m)(torch.randn(4, 2, 3))  # batch statistics per vmapped sample: no captured writes
+    assert out.shape == (4, 2, 3)
+    x0 = torch.tensor([0.5, -1.0, 2.0])
+    assert torch.func.jvp(lambda x: x * 2, (x0,), (x0,), strict=False)[1].tolist() == [1.0, -2.0, 4.0]
+    with pytest.raises(RuntimeError, match="independent of the inputs. This is not allowed with strict=True"):
+        torch.func.jvp(lambda x: torch.ones(3), (x0,), (x0,), strict=True)
+
+    class NoArg(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(2))
+
+        def forward(self):
+            return self.w * 2
+
+    assert torch.func.functional_call(NoArg(), {"w": torch.zeros(2)}, None).tolist() == [0.0, 0.0]
+    lin = nn.Linear(3, 1)
+    assert torch.func.functional_call(lin, {"foo": torch.zeros(1)}, (x0,)).shape == (1,)
+    assert not hasattr(lin, "foo")
