@@ -272,7 +272,8 @@ class _TransformResults(Function):
         if grad_mode.tape_enabled():
             raise RuntimeError("torch.func: a double backward (create_graph=True) through the result of a "
                                "torch.func transform called on tensors that require grad is not supported")
-        return (None, None, *(Tensor._from_value(g) for g in ctx.pull([g._value() for g in gs])))
+        grads = _conj_complex(ctx.pull(_conj_complex([g._value() for g in gs])))  # (a Function speaks torch's)
+        return (None, None, *(Tensor._from_value(g) for g in grads))
 
 
 def grad(func, argnums=0, has_aux=False):
@@ -282,6 +283,7 @@ def grad(func, argnums=0, has_aux=False):
         seen = []
         on_values = _bind_kwargs(_wrap_fn(func, seen, _skeleton(args), check=_scalar_output(has_aux)), kwargs)
         res = core.grad(on_values, argnums, has_aux)(*_values(args))
+        res = (_conj_complex(res[0]), res[1]) if has_aux else _conj_complex(res)
         if has_aux:
             return _in_order(_tensors(res), (_arg_skeleton(args, argnums), _aux_skeleton(seen, True)))
         return _in_order(_tensors(res), _arg_skeleton(args, argnums))
@@ -297,7 +299,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                                              check=_scalar_output(has_aux)), kwargs),
                                        argnums, has_aux)(*_values(args))
         value = _in_order(_tensors(value), seen[-1] if seen else None)
-        return _in_order(_tensors(g), _arg_skeleton(args, argnums)), value
+        return _in_order(_tensors(_conj_complex(g)), _arg_skeleton(args, argnums)), value
     return _outer_autograd(wrapper, func)
 
 
@@ -322,7 +324,7 @@ def vjp(func, *primals, has_aux=False):
             if tuple(getattr(c, "shape", ())) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(c.shape)} and "
                                    f"output[{i}] has a shape of {Size(o.shape)}.")
-        return _in_order(_tensors(tuple(pull(_values(ct)))), primals_like)
+        return _in_order(_tensors(_conj_complex(tuple(pull(_conj_complex(_values(ct)))))), primals_like)
 
     if has_aux:
         return _in_order(_tensors(out), out_like), vjp_fn, _in_order(_tensors(res[2]), _aux_skeleton(seen, True))
@@ -417,8 +419,21 @@ def functionalize(func, *, remove="mutations"):
 
 
 
+def _conj_complex(tree):
+    """Complex gradients in PyTorch's convention: the conjugates of the core's (JAX's), as the eager tape's
+    cross at engine.conj_boundary; real ones as they are."""
+    return tree_map(lambda v: core.conj(v) if getattr(getattr(v, "dtype", None), "category", None) == _dt.COMPLEX
+                    else v, tree)
+
+
 def _jacobian(transform, func, argnums, has_aux, args, order=1, reverse=True):
     _check_argnums(argnums, args, forward=not reverse)
+    diff = args[argnums] if isinstance(argnums, int) else tuple(args[i] for i in argnums)
+    for i, leaf in enumerate(tree_flatten(diff)[0]):  # (PyTorch's jacobians take real inputs only)
+        if isinstance(leaf, Tensor) and leaf.dtype.category == _dt.COMPLEX:
+            name = "jacrev" if reverse and order == 1 else "jacfwd"
+            raise RuntimeError(f"{name}: Expected all inputs to be real but received complex tensor at flattened "
+                               f"input idx: {i}")
     seen = []
     res = transform(_wrap_fn(func, seen, _skeleton(args), reverse))(*_values(args))
     out_like = seen[-1][0] if has_aux and seen else (seen[-1] if seen else None)

@@ -1221,3 +1221,22 @@ def test_func_api_gaps_as_pytorch():
     lin = nn.Linear(3, 1)
     assert torch.func.functional_call(lin, {"foo": torch.zeros(1)}, (x0,)).shape == (1,)
     assert not hasattr(lin, "foo")
+
+
+def test_complex_gradients_follow_pytorchs_convention():
+    # the core's are JAX's (the conjugates): grad, vjp and outer autograd through vmap gave conj of PyTorch's;
+    # PyTorch's jacobians refuse complex inputs. Expected values recorded with PyTorch 2.13
+    z0 = torch.tensor([1 + 2j, -0.5 + 0.3j])
+    np.testing.assert_allclose(torch.func.grad(lambda z: z.abs().sum())(z0).numpy(),
+                               [0.4472136 + 0.8944272j, -0.8574929 + 0.5144958j], rtol=1e-6)
+    g, v = torch.func.grad_and_value(lambda z: z.abs().sum())(z0)
+    np.testing.assert_allclose(g.numpy(), [0.4472136 + 0.8944272j, -0.8574929 + 0.5144958j], rtol=1e-6)
+    (ct,) = torch.func.vjp(lambda z: z * (1 + 1j), z0)[1](torch.tensor([1 + 0j, 1j]))
+    np.testing.assert_allclose(ct.numpy(), [1 - 1j, 1 + 1j])
+    w = torch.tensor([1 + 2j, 0.5 - 1j, 2j], requires_grad=True)
+    torch.func.vmap(lambda x: (w * x).abs().sum())(torch.tensor([[0.5, -1.0, 2.0], [3.0, 1.0, 2.0]])).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [1.5652475 + 3.130495j, 0.8944272 - 1.7888544j, 4j], rtol=1e-6)
+    for jac in (torch.func.jacrev, torch.func.jacfwd):
+        with pytest.raises(RuntimeError, match="Expected all inputs to be real but received complex tensor at "
+                                               "flattened input idx: 0"):
+            jac(lambda z: z * z)(z0)
