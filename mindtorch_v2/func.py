@@ -459,8 +459,21 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian by forward mode (torch.func.jacfwd), its columns one vmapped JVP: randomness as vmap's
+    ("error": a random op inside raises; "same": one draw for every column). "different" (a draw per column)
+    is refused: the columns' vmap is the core's, with no key of its own to split."""
+    if randomness not in ("error", "same", "different"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
+                           f"Got {randomness}")
+    if randomness == "different":
+        raise NotImplementedError("jacfwd(randomness='different') is not supported: use 'same', or draw the "
+                                  "randomness outside the function")
+
     def wrapper(*args):
-        return _jacobian(lambda f: core.jacfwd(f, argnums, has_aux), func, argnums, has_aux, args, reverse=False)
+        key = None if randomness == "error" else _random_ops.default_generator.next_key()
+        with vmap_randomness(randomness, key):
+            return _jacobian(lambda f: core.jacfwd(f, argnums, has_aux), func, argnums, has_aux, args,
+                             reverse=False)
     return _outer_autograd(wrapper, func)
 
 

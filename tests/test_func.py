@@ -1240,3 +1240,15 @@ def test_complex_gradients_follow_pytorchs_convention():
         with pytest.raises(RuntimeError, match="Expected all inputs to be real but received complex tensor at "
                                                "flattened input idx: 0"):
             jac(lambda z: z * z)(z0)
+
+
+def test_jacfwd_randomness_as_vmaps():
+    # it was ignored: random ops drew under "error", and any value was accepted
+    x0 = torch.tensor([0.5, -1.0, 2.0])
+    with pytest.raises(RuntimeError, match="random operation while in randomness error mode"):
+        torch.func.jacfwd(lambda a: a * torch.rand(3))(x0)
+    with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+        torch.func.jacfwd(lambda a: a * torch.rand(3), randomness="foo")(x0)
+    j = torch.func.jacfwd(lambda a: a * torch.rand(3), randomness="same")(x0)
+    d = torch.diagonal(j)
+    assert torch.equal(j, torch.diag(d)) and bool(((d >= 0) & (d < 1)).all())
