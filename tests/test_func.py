@@ -1252,3 +1252,15 @@ def test_jacfwd_randomness_as_vmaps():
     j = torch.func.jacfwd(lambda a: a * torch.rand(3), randomness="same")(x0)
     d = torch.diagonal(j)
     assert torch.equal(j, torch.diag(d)) and bool(((d >= 0) & (d < 1)).all())
+
+
+def test_requires_grad_inside_a_transform_raises_as_pytorch():
+    # autograd.functional inside vmap silently gave zeros (the tape is off there); PyTorch refuses
+    X = torch.tensor([[0.5, -1.0, 2.0], [3.0, 1.0, 2.0]])
+    for f in (lambda x: x.requires_grad_(), lambda x: torch.autograd.functional.jacobian(torch.sin, x),
+              lambda x: torch.autograd.functional.vjp(torch.sin, x, torch.ones(3))[1]):
+        with pytest.raises(RuntimeError, match=r"attempting to call Tensor.requires_grad_\(\) \(or perhaps using "
+                                               r"torch.autograd.functional.\* APIs\) inside of a function being "
+                                               "transformed"):
+            torch.func.vmap(f)(X)
+    assert X.clone().requires_grad_().requires_grad  # (outside a transform, as ever)

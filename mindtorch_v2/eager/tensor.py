@@ -641,6 +641,12 @@ class Tensor:
             return self
         if requires_grad and self.dtype.category < _dt.FLOAT:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")  # (torch's words; complex too)
+        if requires_grad and _state.transforms:  # (the tape is off there: it would take no gradient)
+            raise RuntimeError(
+                "You are attempting to call Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* "
+                "APIs) inside of a function being transformed by a functorch transform. This is unsupported, "
+                "please attempt to use the functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call "
+                "requires_grad_() outside of a function being transformed instead.")
         if requires_grad and self._storage.inference and not _state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._rg = bool(requires_grad)
