@@ -214,22 +214,22 @@ def _outer_autograd(transformed, func):
                 raise RuntimeError("During a torch.func transform, the function provided wrote in place into a "
                                    "captured Tensor that requires grad. We don't support this: pass the tensor as "
                                    "an input of the function, or write into a clone of it.")
-            for i in diff:  # (vmap writes into its arguments: not into one that autograd reads)
-                if leaves[i]._version:
-                    if flat[i].is_leaf:
-                        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                                           "operation.")
-                    raise RuntimeError("torch.func: an in-place write into an argument that requires grad, "
-                                       "inside the transform, is not supported: write into a clone of it")
+            # an argument vmap wrote into: its new value is one more result, copied into the caller's tensor
+            # below on the tape (a leaf that requires grad may not be written, as anywhere)
+            written = [i for i in diff if leaves[i]._version]
+            if any(flat[i].is_leaf for i in written):
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
             values = [o._value() for o in out_leaves if isinstance(o, Tensor)]
             # (which results depend on the lifted tensors: the others require no grad, as in PyTorch)
             out_spec.append((s, [None if isinstance(o, Tensor) else o for o in out_leaves],
-                             [isinstance(v, core.Tracer) for v in values]))
-            return values
+                             [isinstance(v, core.Tracer) for v in values] + [True] * len(written), written))
+            return values + [leaves[i]._value() for i in written]
 
         outs = _TransformResults.apply(on_values, out_spec, *[flat[i] for i in diff],
                                        *[owner for owner, _ in captured])
-        s, consts, _ = out_spec[-1]
+        s, consts, _, written = out_spec[-1]
+        for i, new in zip(written, outs[len(outs) - len(written):]):
+            flat[i].copy_(new)
         it = iter(outs)
         return _pytree.tree_unflatten([next(it) if c is None else c for c in consts], s)
     return call
