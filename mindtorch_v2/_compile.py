@@ -54,6 +54,9 @@ a scheduler stepped inside, a parameter created on the first call), the changes 
 (_compile_guards._Checkpoint) and the call runs eagerly, so they happen once; a trace that breaks off for
 another reason is undone the same way. Each such trace counts toward the recompile limit.
 
+An iterator the code reaches (next(it)) is a graph break before the trace runs; so is a returned tensor
+that requires grad made inside (a leaf: its .grad needs eager's graph).
+
 Known limits: Python state the walk does not read (a set, an object reached only through a library's
 module) is not undone, so a graph break's eager run repeats changes made there; what
 the code reads through a route the walk does not follow (an object with __slots__ and no __dict__, a set,
@@ -85,7 +88,7 @@ from .core.jaxpr import Jaxpr, Var, optimize, partition
 from .core.staging import ConcretizationTypeError, Executable, JitTrace, JitTracer
 from .eager import grad_mode
 from .eager.autograd.api import grad as _autograd_grad
-from .eager.autograd.engine import FREED_MSG, _check_saved
+from .eager.autograd.engine import FREED_MSG, _check_saved, backward_runs
 from .eager.autograd.function import Function
 from .eager.autograd.graph import Saved
 from .eager.random_ops import generator_states, restore_generators, rng_events
@@ -259,8 +262,12 @@ def _trace(fn, args, kwargs, found, storages):
     # the Python state the call reaches (attributes, list and dict items, globals), to see whether the code
     # changes it and to undo that (_Checkpoint)
     state = _World(fn, args, kwargs)
+    if state.iterators:  # (before the code runs: a trace's next() would take an item the eager run then lacks)
+        raise GraphBreak("the code reads an iterator (next(it)): its position is Python state a compiled program "
+                         "would not replay")
     checkpoint = _Checkpoint(state.log)
     python_changed = False
+    runs_before = backward_runs()
     # differentiable inputs: leaves and non-leaves requiring grad are made leaves for the trace, so the
     # traced backward stops at the compiled region's boundary
     grad_on = grad_mode.tape_enabled()
@@ -303,6 +310,11 @@ def _trace(fn, args, kwargs, found, storages):
                                      "torch.utils._pytree.register_pytree_node)")
             ret_vals = [t._value() for t in returned]
             ret_rg = [t._rg for t in returned]
+            inside = [t for t, rg in zip(returned, ret_rg)
+                      if rg and t._grad_fn is None and t._base is None and id(t) not in {id(u) for u in found.tensors}]
+            if inside:  # (a program output is no leaf: its .grad after a backward outside would stay None)
+                raise GraphBreak("the code returns a tensor that requires grad made inside (a leaf, as "
+                                 "torch.zeros_like(x, requires_grad=True)): its gradient needs eager's graph")
             if not grad_on and any(ret_rg):
                 raise GraphBreak("the code enables grad mode inside: its results require grad, called where "
                                  "grad mode is off")
@@ -318,7 +330,8 @@ def _trace(fn, args, kwargs, found, storages):
             new_grads = {id(t._grad): (k, t._grad) for k, t in enumerate(found.tensors)
                          if id(t) in replaced and t._grad is not None}
             grad_storages = {id(_storage(f[4])) for f in snap.fields if f[4] is not None}
-            backward_ran = bool(grads) or any(id(storages[k]) in grad_storages for k in mutated)
+            backward_ran = (bool(grads) or any(id(storages[k]) in grad_storages for k in mutated)
+                            or backward_runs() != runs_before)  # (zero_grad after step: grads None again)
             if backward_ran and any(rg and _graph_alive(t._grad_fn) for t, rg in zip(returned, ret_rg)):
                 raise GraphBreak("the code runs backward itself and returns a result whose graph is still alive "
                                  "(retain_graph=True, or apart from that backward): a later backward through it "
@@ -520,7 +533,7 @@ class _Region(Function):
                                "not supported; call the function uncompiled for higher-order gradients")
         e = ctx.entry
         res = ctx.residuals
-        if res is None:
+        if res is None or ctx._mt_freed:  # (a backward without retain_graph released it, as eager's nodes)
             raise RuntimeError("Trying to backward through the graph a second time (or directly access saved "
                                "tensors after they have already been freed). Specify retain_graph=True if you "
                                "need to backward through the graph a second time.")

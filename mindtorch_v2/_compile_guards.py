@@ -2,6 +2,8 @@
 and 2 of a call): the walk that finds the tensors, modules and optimizers a function reaches (`_Found`), the
 remembered walk checked by identity on later calls (`_World`), and the guard key."""
 import collections
+import collections.abc
+import dataclasses
 import functools
 import itertools
 import operator
@@ -53,7 +55,7 @@ class _Found:
     __dict__) must not share a program."""
 
     __slots__ = ("tensors", "paths", "ids", "modules", "optimizers", "seen", "log", "values", "budget", "arrays",
-                 "names", "pending")
+                 "names", "pending", "iterators")
 
     def __init__(self, log=None):
         self.names = None  # with a set: the names the code reached uses (objects are read for those, `settle`)
@@ -68,6 +70,7 @@ class _Found:
         self.optimizers = []
         self.seen = set()
         self.log = log
+        self.iterators = False  # an iterator met (next(it) in the code: its position no guard can read)
 
     def tensor(self, t, path):
         if id(t) not in self.ids:
@@ -125,6 +128,11 @@ class _Found:
             self.optimizer(obj, path)
         elif isinstance(obj, Wrapper):
             self.function(obj._fn, depth + 1, path)
+        elif isinstance(obj, collections.abc.Iterator):  # (a list iterator, a generator, a DataLoader's)
+            self.iterators = True
+        elif _slots_dataclass(obj):  # its fields, as a plain object's attributes (read, not logged: an argument's)
+            for f in dataclasses.fields(obj):
+                self.walk(getattr(obj, f.name, None), depth + 1, (*path, f.name))
         elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
             self.function(obj, depth + 1, path)
         elif isinstance(obj, (staticmethod, classmethod)):
@@ -473,7 +481,8 @@ class _World:
     optimizers: walked anew each call), the arguments are walked first, and `paths` holds their part and the
     function's apart."""
 
-    __slots__ = ("tensors", "paths", "modules", "optimizers", "log", "state_key", "values", "too_big", "arrays")
+    __slots__ = ("tensors", "paths", "modules", "optimizers", "log", "state_key", "values", "too_big", "arrays",
+                 "iterators")
 
     def __init__(self, fn, args=(), kwargs=None):
         self.log = []
@@ -486,6 +495,7 @@ class _World:
         found.walk(fn, 1)
         found.settle()
         self.tensors, self.modules, self.optimizers = found.tensors, found.modules, found.optimizers
+        self.iterators = found.iterators
         self.paths = (tuple(found.paths[:n_args]), tuple(found.paths[n_args:]))
         # NumPy arrays are read by content (a trace bakes them in as constants; one changed in place must not
         # reuse the program): up to _MAX_ARRAY_BYTES in all, more is more than a call should compare
@@ -637,7 +647,15 @@ def _value_key(obj, depth=0):
         return (t, obj.shape, obj.dtype.str, obj.tobytes())
     if depth < 6 and _plain_object(obj):  # (a dataclass batch: a new one each step, the same program)
         return (t, _value_key(obj.__dict__, depth + 1))
+    if depth < 6 and _slots_dataclass(obj):
+        return (t, tuple([(f.name, _value_key(getattr(obj, f.name, None), depth + 1))
+                          for f in dataclasses.fields(obj)]))
     return (t, _Ref(obj))
+
+
+def _slots_dataclass(obj):
+    """A dataclass instance with __slots__ and no __dict__ (dataclass(slots=True)): read by its fields."""
+    return dataclasses.is_dataclass(obj) and not isinstance(obj, type) and not hasattr(obj, "__dict__")
 
 
 def _plain_object(obj):
@@ -697,8 +715,8 @@ def _state_key(optimizers):
 def _guard_key(found, args, kwargs, state=None):
     """The key of this call's program, and the distinct storages (the program's inputs) in order.
 
-    Per tensor: its storage's kind, its geometry and requires_grad, whether it has a grad_fn, a .grad and a
-    base, and a leaf's gradient hooks; per distinct storage its value's type, shape, dtype and device, and
+    Per tensor: its class (a Parameter or not), its storage's kind, its geometry and requires_grad, whether it
+    has a grad_fn, a .grad and a base, whether it is an inference tensor, and a leaf's gradient hooks; per distinct storage its value's type, shape, dtype and device, and
     (when two tensors share one) which storage each tensor reads; then the global modes (_modes), the
     arguments' Python values, the modules' training flags, the optimizers' param_groups and state, where each
     tensor was found (_Found.paths) and the other values the walk read (_World.values). (List comprehensions:
@@ -707,8 +725,8 @@ def _guard_key(found, args, kwargs, state=None):
     tensors = found.tensors
     storages = [t._storage for t in tensors]
     kinds = (*map(type, storages),)
-    sig = tuple([(t._shape, t._strides, t._offset, t._rg, t._grad_fn is None, t._grad is None, t._base is None)
-                 for t in tensors])
+    sig = tuple([(type(t), t._shape, t._strides, t._offset, t._rg, t._grad_fn is None, t._grad is None,
+                  t._base is None, st.inference) for t, st in zip(tensors, storages)])
     if kinds.count(Storage) != len(kinds):
         storages = [_storage(t) for t in tensors]  # (views' storages: the storage they view)
     distinct = [*dict.fromkeys(storages)]

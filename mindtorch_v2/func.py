@@ -220,9 +220,12 @@ def _outer_autograd(transformed, func):
             if any(flat[i].is_leaf for i in written):
                 raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
             values = [o._value() for o in out_leaves if isinstance(o, Tensor)]
-            # (which results depend on the lifted tensors: the others require no grad, as in PyTorch)
+            # (which results depend on the lifted tensors, traced by this VJP: the others require no grad, as in
+            # PyTorch; a tracer of an outer trace, torch.compile's, is no dependence)
+            mains = {id(v._main) for v in vals}
             out_spec.append((s, [None if isinstance(o, Tensor) else o for o in out_leaves],
-                             [isinstance(v, core.Tracer) for v in values] + [True] * len(written), written))
+                             [isinstance(v, core.Tracer) and id(v._main) in mains for v in values]
+                             + [True] * len(written), written))
             return values + [leaves[i]._value() for i in written]
 
         outs = _TransformResults.apply(on_values, out_spec, *[flat[i] for i in diff],

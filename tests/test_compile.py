@@ -1302,6 +1302,108 @@ def test_returned_grads_inputs_and_repeated_results_alias_as_in_eager():
         assert w.grad.tolist() == [2.0, 2.0, 2.0]
 
 
+def test_an_iterator_the_code_advances_runs_eagerly_and_is_advanced_once():
+    # the item drawn at trace time was baked in (the iterator never advanced), or the trace took one the eager
+    # run then lacked (a DataLoader skipped batches)
+    for make in (lambda: iter([torch.full((1,), float(k)) for k in range(8)]),
+                 lambda: (torch.full((1,), float(k)) for k in range(8))):
+        it = make()
+        outs = _runs(lambda it: next(it) * 10, [it] * 5, True)
+        assert [o.item() for o in outs] == [0.0, 10.0, 20.0, 30.0, 40.0] and next(it).item() == 5.0
+
+
+def test_compiled_backward_state_as_eager():
+    # a second backward without retain_graph ran again (grads doubled); a leaf made inside and returned came
+    # back as a program output (no .grad after a backward outside)
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 2)
+    cf = torch.compile(lambda x: lin(x).tanh())
+    x = torch.randn(4, 3)
+    for _ in range(3):
+        y = cf(x)
+        y.sum().backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            y.sum().backward()
+
+    def attack(x):
+        delta = torch.zeros_like(x, requires_grad=True)
+        return lin(x + delta).pow(2).sum(), delta
+
+    loss, want = attack(x)
+    loss.backward()
+    for loss, delta in _runs(lambda x: attack(x), [x] * 3, True):
+        loss.backward()
+        assert delta.is_leaf and torch.equal(delta.grad, want.grad)
+
+
+def test_the_key_holds_a_tensors_class_and_a_slots_dataclasss_fields():
+    # a Parameter and a plain tensor shared a program (isinstance branches baked in); a dataclass(slots=True)
+    # argument changed in place kept its trace-time value
+    import dataclasses
+
+    def f(t):
+        return t * (0.9 if isinstance(t, nn.Parameter) else 1.0)
+
+    cf = torch.compile(f)
+    for t in (nn.Parameter(torch.ones(3)), torch.ones(3, requires_grad=True)):
+        assert torch.equal(cf(t), f(t))
+
+    @dataclasses.dataclass(slots=True)
+    class Cfg:
+        scale: float = 1.0
+
+    cfg = Cfg()
+    cg = torch.compile(lambda x, c: x * c.scale)
+    for k in (1.0, 2.0, 3.0):
+        cfg.scale = k
+        assert cg(torch.ones(1), cfg).item() == k
+
+
+def test_torch_func_over_detached_parameters_inside_a_compiled_function_requires_no_grad():
+    # the detached alias read the trace's lifted storage: the per-sample gradients required grad
+    torch.manual_seed(0)
+    lin = nn.Linear(3, 1)
+
+    def per_sample(x):
+        params = {k: v.detach() for k, v in lin.named_parameters()}
+        g = torch.func.vmap(torch.func.grad(lambda p, xi: torch.func.functional_call(lin, p, (xi[None],)).sum()),
+                            in_dims=(None, 0))(params, x)
+        return g["weight"]
+
+    x = torch.randn(5, 3)
+    outs = _runs(per_sample, [x] * 3, True)
+    assert all(not o.requires_grad and torch.allclose(o, per_sample(x)) for o in outs)
+
+
+def test_common_training_patterns_compile_without_a_break():
+    # zero_grad after step (grads None before and after: the trace missed that backward ran and broke on the
+    # update), a scheduler filling a tensor lr (it assigned a new tensor: a new signature per step), and a
+    # non-reentrant checkpoint (its rng state save and restore read as a draw)
+    from mindtorch_v2.utils.checkpoint import checkpoint
+    torch.manual_seed(0)
+    lin1, lin2 = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt = torch.optim.Adam([*lin1.parameters(), *lin2.parameters()], lr=torch.tensor(0.01))
+    sched = torch.optim.lr_scheduler.LinearLR(opt, start_factor=1.0, end_factor=0.1, total_iters=20)
+    lr = opt.param_groups[0]["lr"]
+
+    def step(x):
+        h = checkpoint(lambda t: torch.tanh(lin1(t)), x, use_reentrant=False)
+        loss = lin2(h).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    cs = torch.compile(step)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(6):
+            cs(torch.ones(3, 4))
+            sched.step()
+    assert not [c for c in caught if "runs eagerly" in str(c.message)]
+    assert opt.param_groups[0]["lr"] is lr and counters["traces"] == 1 and counters["compiled_calls"] == 5
+
+
 def test_a_tensor_in_a_deque_is_found_and_its_in_place_update_replayed():
     import collections
     queue = collections.deque([torch.zeros(3)])
