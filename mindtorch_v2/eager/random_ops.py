@@ -163,6 +163,8 @@ class Generator:
         nxt &= 0xFFFFFFFF
         if not (seeded and 0 < left <= _MT_N and nxt <= _MT_N):
             raise RuntimeError("Invalid mt19937 state")
+        if raw == np.asarray(self.get_state()._value()).tobytes():
+            return self  # (the state it has: no change, none counted: a checkpoint's recompute with no draw)
         key = np.frombuffer(raw, dtype="<u8", count=_MT_N, offset=24).astype(np.uint32)
         self._set_engine(key, _MT_N if left == 1 else nxt)
         self._seed = seed

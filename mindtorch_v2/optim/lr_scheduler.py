@@ -11,6 +11,7 @@ import weakref
 from bisect import bisect_right
 from collections import Counter
 
+from ..eager.tensor import Tensor
 from .optimizer import Optimizer
 
 EPOCH_DEPRECATION_WARNING = (
@@ -19,6 +20,17 @@ EPOCH_DEPRECATION_WARNING = (
     "the closed form is used instead of the new chainable form, where available. Please open an issue if you are "
     "unable to replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose."
 )
+
+
+
+def _set_group_value(group, key, value):
+    """group[key] = value, or, where it is a tensor (a tensor lr), filled in place with value, as PyTorch's
+    schedulers do: the tensor a compiled step reads stays the same object (no new signature per step)."""
+    old = group.get(key)
+    if isinstance(old, Tensor):
+        old.fill_(float(value) if not isinstance(value, Tensor) else value.item())
+    else:
+        group[key] = value
 
 
 def _check_optimizer(optimizer):
@@ -162,7 +174,7 @@ class LRScheduler:
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_group_value(group, "lr", lr)
         self._last_lr = _group_lrs(self.optimizer)
 
 
@@ -478,7 +490,7 @@ class SequentialLR(_SchedulerGroup):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_group_value(group, "lr", group["initial_lr"])
         self._undo(self)  # the schedulers' own initial steps did not happen
         idx = bisect_right(milestones, 0)
         schedulers[idx]._initial_step()
@@ -537,7 +549,7 @@ class CyclicLR(_ComputedLR):
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_group_value(group, "lr", lr)
         self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
@@ -777,7 +789,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, self.min_lrs[i])
             if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+                _set_group_value(group, "lr", new_lr)
 
     @property
     def in_cooldown(self):

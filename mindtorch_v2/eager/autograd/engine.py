@@ -96,9 +96,15 @@ def conj_boundary(g):
 
 class _Backward(threading.local):
     partial = 0  # > 0 while a backward restricted to `inputs` runs (autograd.grad, backward(inputs=))
+    runs = 0     # backwards on this thread that accumulate into leaves (torch.compile: did the code run one)
 
 
 _backward = _Backward()
+
+
+def backward_runs():
+    """How many backwards that accumulate into leaves this thread has run."""
+    return _backward.runs
 
 
 def is_checkpoint_valid():
@@ -110,6 +116,7 @@ def is_checkpoint_valid():
 def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accumulate=True):
     """Propagate `grads` from root edges. With `inputs` (edges), return their gradients."""
     if inputs is None:
+        _backward.runs += accumulate
         return _run_backward(roots, grads, retain_graph, create_graph, None, accumulate)
     _backward.partial += 1
     try:
