@@ -1663,3 +1663,30 @@ def test_buffers_lent_to_the_program_never_belong_to_a_clone_or_a_saved_tensor()
     assert clone.tolist() == kept and not torch.equal(clone, m.weight)
     pending.backward()
     assert m.weight.grad is not None
+
+
+@pytest.mark.parametrize("case", ["ce", "emb", "one_hot", "gather", "index_select"])
+def test_an_index_out_of_range_raises_in_a_compiled_program_as_in_eager(case):
+    # negative indices wrapped in the program (core's take and gather are NumPy's): a target of -1 gave a loss,
+    # an embedding index of -1 the last row; eager raises. A traced index is checked when the program runs
+    torch.manual_seed(0)
+    emb = nn.Embedding(5, 2)
+    W = torch.randn(5, 3)
+    f, good, bad, error, words = {
+        "ce": (F.cross_entropy, (torch.randn(4, 3), torch.tensor([0, 1, 2, 1])),
+               (torch.randn(4, 3), torch.tensor([0, -1, 2, 1])), IndexError, "Target -1 is out of bounds"),
+        "emb": (emb, (torch.tensor([0, 4]),), (torch.tensor([0, -1]),), IndexError, "index out of range in self"),
+        "one_hot": (lambda i: F.one_hot(i, 3), (torch.tensor([0, 2]),), (torch.tensor([0, 3]),), RuntimeError,
+                    "Class values must be smaller than num_classes"),
+        "gather": (lambda i: W.gather(1, i), (torch.tensor([[0], [1], [2], [0], [1]]),),
+                   (torch.tensor([[0], [1], [-1], [0], [1]]),), RuntimeError,
+                   "index -1 is out of bounds for dimension 1 with size 3"),
+        "index_select": (lambda i: W.index_select(0, i), (torch.tensor([0, 4]),), (torch.tensor([0, -1]),),
+                         IndexError, "index out of range in self"),
+    }[case]
+    cf = torch.compile(f)
+    assert torch.equal(cf(*good), f(*good)) and torch.equal(cf(*good), f(*good))
+    for fn in (f, cf):
+        with pytest.raises(error, match=words):
+            fn(*bad)
+    assert counters["compiled_calls"] == 3

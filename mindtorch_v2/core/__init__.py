@@ -71,7 +71,7 @@ from .ops.scan import (  # noqa: F401,A004
 from .ops.indexing import (  # noqa: F401,A004
     take_p, index_add_p, take, index_add, gather_p, scatter_add_p, scatter_p, gather, take_along_axis,
     scatter_add, scatter, sort_p, sort, sort_with_indices, argsort, topk, getitem, index_put,
-    masked_scatter, at_update,
+    masked_scatter, at_update, check_index_p, check_index,
 )
 from .ops.search import (  # noqa: F401,A004
     searchsorted_p, searchsorted, nonzero, digitize, isin, unique, unique_all, unique_counts,

@@ -728,22 +728,31 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
 
 
 def _check_index_values(idx, size, dim, op):
-    """torch's bounds check of index values (concrete ones: not on meta, not under a transform). Unlike
-    numpy and the core, torch refuses negative indices here. op: "gather" (gather, scatter), "index_select",
-    "index_add"."""
+    """idx after torch's bounds check of its values: unlike numpy and the core, torch refuses negative indices
+    here. Concrete values are checked now; traced ones (torch.compile, a torch.func transform) by the program,
+    through core.check_index. op: "gather" (gather, scatter), "index_select", "index_add"."""
+    if op == "gather":
+        error, message = "RuntimeError", f"index {{}} is out of bounds for dimension {dim} with size {size}"
+    elif op == "index_select" and dim > 0:
+        error, message = "RuntimeError", f"INDICES element is out of DATA bounds, id={{}} axis_dim={size}"
+    else:
+        error, message = "IndexError", "index out of range in self"
+    return checked_index(idx, size, error, message)
+
+
+def checked_index(idx, size, error, message):
+    """idx (a Tensor of indices) with every value in [0, size), else `error` (a name) with message.format(the
+    bad value): now for concrete values, when the program runs for traced ones (core.check_index)."""
     v = idx._value()
-    if not isinstance(v, core.Array) or idx.device.type == "meta" or not idx.numel():
-        return
+    if idx.device.type == "meta" or not idx.numel():
+        return idx
+    if not isinstance(v, core.Array):
+        return _w(core.check_index(v, lo=0, hi=size, error=error, message=message))
     a = np.asarray(v)
     lo, hi = a.min(), a.max()
     if lo >= 0 and hi < size:
-        return
-    bad = int(lo if lo < 0 else hi)
-    if op == "gather":
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
-    if op == "index_select" and dim > 0:
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
-    raise IndexError("index out of range in self")
+        return idx
+    raise (IndexError if error == "IndexError" else RuntimeError)(message.format(int(lo if lo < 0 else hi)))
 
 
 def _bounds_as_runtime_error(fn, *args):
@@ -758,7 +767,7 @@ def _bounds_as_runtime_error(fn, *args):
 def gather(input, dim, index):
     x = _t(input)
     d, idx = _dim(dim, x.ndim), _index(index)
-    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    idx = _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
     if x.ndim <= 1 and idx.ndim <= 1 and x.ndim != idx.ndim:
         # torch reads a 0-d input or index as 1-D of one element here: the result has the index's shape
         out = _bounds_as_runtime_error(core.gather, x.reshape(-1), 0, idx.reshape(-1))
@@ -791,7 +800,7 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
     if reduce is not None and reduce != "add":
         raise RuntimeError(f"scatter: reduce='{reduce}' is not supported (use 'add' or scatter_reduce)")
     d, idx = _dim(dim, x.ndim), _index(index)
-    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    idx = _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
     return _bounds_as_runtime_error(core.scatter_add if reduce == "add" else core.scatter, x, d, idx, src)
 
 
@@ -800,7 +809,7 @@ def scatter_add(input, dim, index, src):
     x = _t(input)
     _check_same_dtype("scatter", x, src)
     d, idx = _dim(dim, x.ndim), _index(index)
-    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
+    idx = _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "gather")
     return _bounds_as_runtime_error(core.scatter_add, x, d, idx, src)
 
 
@@ -814,9 +823,9 @@ def index_select(input, dim, index):
     if x.ndim == 0:
         if idx.numel() != 1:
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.numel()} value(s)")
-        _check_index_values(idx, 1, 0, "index_select")
+        idx = _check_index_values(idx, 1, 0, "index_select")
         return _w(core.reshape(core.take(core.reshape(x, (1,)), core.reshape(idx, (1,)), axis=0), ()))
-    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_select")
+    idx = _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_select")
     return _w(core.take(x, core.reshape(idx, (-1,)), axis=d))
 
 
@@ -837,7 +846,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     if idx.numel() != (src_shape[d] if src_shape else 1):
         raise RuntimeError(f"index_add_(): Number of indices ({idx.numel()}) should be equal to source.size(dim): "
                            f"({src_shape[d] if src_shape else 1}), for dim: {d}")
-    _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_add")
+    idx = _check_index_values(idx, x.shape[d] if x.ndim else 1, d, "index_add")
     return _bounds_as_runtime_error(core.index_add, x, idx, source, d)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from ..core import float16, int64, uint8
 from ..eager.creation import arange, full, tensor
 from ..eager.grad_mode import is_grad_enabled
-from ..eager.ops import exp, log, log1p, log_softmax, minimum, sqrt, stack, where
+from ..eager.ops import checked_index, exp, log, log1p, log_softmax, minimum, sqrt, stack, where
 from ..eager.tensor import Tensor, _named
 from ._utils import concrete, pad_last
 
@@ -169,6 +169,8 @@ def _picked_nll(logp, target, weight, ignore_index):
     else:
         valid = target != ignore_index
     safe = target if valid is None else where(valid, target, 0)
+    if values is None:  # (traced: the program checks them; negative ones would wrap in the gather)
+        safe = checked_index(safe, c, "IndexError", "Target {} is out of bounds.")
     picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
     if weight is None:
         if valid is None:

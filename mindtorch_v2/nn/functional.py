@@ -19,7 +19,7 @@ from ..core import int32, int64, pad as _pad_constant
 from ..eager.creation import arange, full_like, ones_like, tensor, zeros, zeros_like
 from ..eager.random_ops import rand
 from ..eager.grad_mode import no_grad
-from ..eager.ops import erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
+from ..eager.ops import checked_index, erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
 from ..eager.tensor import Tensor, _int_sizes, _named
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
@@ -309,6 +309,8 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError("Class values must be smaller than num_classes.")
     elif num_classes == -1:
         raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    if values is None and num_classes != -1:  # (traced: the program checks them)
+        tensor = checked_index(tensor, num_classes, "RuntimeError", "Class values must be smaller than num_classes.")
     classes = arange(num_classes, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
 
@@ -539,6 +541,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     values = concrete(input)
     if values is not None and values.size and (values.min() < 0 or values.max() >= num):
         raise IndexError("index out of range in self")
+    if values is None:  # (traced: the program checks them; a negative one would wrap to the last rows)
+        input = checked_index(input, num, "IndexError", "index out of range in self")
     flat = input.reshape(-1).long()
     if max_norm is not None:
         with no_grad():

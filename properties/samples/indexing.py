@@ -128,3 +128,16 @@ def _sort(draw):
 
 
 register(core.sort_p, _sort())
+
+
+@st.composite
+def _check_index(draw):
+    """In-range index values (the op is their identity; out of range it raises, tested in tests/)."""
+    shape = draw(shapes(min_side=0))
+    size = draw(st.integers(1, 6))
+    idx = draw(_indices(shape, size, negative=False))
+    return Sample((idx,), {"lo": 0, "hi": size, "error": draw(st.sampled_from(("IndexError", "RuntimeError"))),
+                           "message": "index {} is out of bounds"})
+
+
+register(core.check_index_p, _check_index())

@@ -24,7 +24,7 @@ from .shape import broadcast_to, expand_dims, reshape, squeeze, static_slice, tr
 __all__ = [
     "take_p", "index_add_p", "take", "index_add", "gather_p", "scatter_add_p", "scatter_p", "gather",
     "take_along_axis", "scatter_add", "scatter", "sort_p", "sort", "sort_with_indices", "argsort", "topk", "getitem", "index_put",
-    "masked_scatter", "at_update",
+    "masked_scatter", "at_update", "check_index_p", "check_index",
 ]
 
 
@@ -40,6 +40,37 @@ def _check_bounds(name, idx, size, axis):
     if idx.size and (idx.min() < -size or idx.max() >= size):
         bad = idx[(idx < -size) | (idx >= size)].flat[0]
         raise IndexError(f"{name}: index {bad} is out of bounds for axis {axis} with size {size}")
+
+
+# ---------------------------------------------------------------------------
+# check_index: a bounds check of index values that a traced program keeps (torch.compile, jit): the torch
+# face checks concrete indices itself and refuses negative ones where PyTorch does (gather, embedding,
+# cross_entropy's targets), which take and gather would wrap; a traced index is checked by this op when the
+# program runs. The identity on idx, else `error` (IndexError or RuntimeError) with message.format(bad value).
+
+
+def _check_index_meta(idx, *, lo, hi, error, message):
+    _require_int("check_index", idx)
+    if error not in ("IndexError", "RuntimeError"):
+        raise ValueError(f"check_index: error must be 'IndexError' or 'RuntimeError', got {error!r}")
+    return idx.shape, idx.dtype
+
+
+check_index_p = Primitive("check_index", _check_index_meta)
+check_index_p.batch = lambda vals, bdims, **params: (check_index_p.bind(vals[0], **params), bdims[0])
+
+
+@check_index_p.def_impl("cpu")
+def _check_index_cpu(idx, *, lo, hi, error, message):
+    if idx.size and (idx.min() < lo or idx.max() >= hi):
+        bad = idx[(idx < lo) | (idx >= hi)].flat[0]
+        raise (IndexError if error == "IndexError" else RuntimeError)(message.format(int(bad)))
+    return idx
+
+
+def check_index(idx, *, lo, hi, error="IndexError", message="index {} is out of bounds"):
+    """idx, checked when it is computed: every value in [lo, hi), else `error` (see check_index_p)."""
+    return check_index_p.bind(idx, lo=int(lo), hi=int(hi), error=error, message=message)
 
 
 # ---------------------------------------------------------------------------
