@@ -15,6 +15,8 @@ unless create_graph=True. An input the outputs do not depend on gets zeros, or a
 The structure follows the call: a Tensor in gives a Tensor out, a tuple a tuple; a jacobian of tuple
 outputs and tuple inputs is a tuple (per output) of tuples (per input).
 """
+import functools
+
 from .. import func as _func
 from ..eager.autograd.api import grad as _grad
 from ..eager.creation import eye, zeros_like
@@ -110,31 +112,28 @@ def _strict_outputs(outputs, strict):
                                "mode.")
 
 
-def _strict_grad_inputs(grad_inputs, strict):
+def _strict_grads(grads, strict, no_graph_message):
+    """strict mode's checks of gradients: None is an input the outputs do not use; one that requires no grad
+    (no_graph_message, formatted with its index) is constant in the inputs."""
     if not strict:
         return
-    for i, g in enumerate(grad_inputs):
+    for i, g in enumerate(grads):
         if g is None:
             raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is not "
                                "allowed in strict mode.")
         if not g.requires_grad:
-            raise RuntimeError(f"The gradient with respect to input {i} is independent of the inputs of the "
-                               "user-provided function. This is not allowed in strict mode.")
+            raise RuntimeError(no_graph_message.format(i))
 
 
-def _strict_jacobian(jac, strict):
-    if not strict:
-        return
-    for i, g in enumerate(jac):
-        if g is None:
-            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is not "
-                               "allowed in strict mode.")
-        if not g.requires_grad:
-            raise RuntimeError("While computing the hessian, found that the jacobian of the user-provided function "
-                               f"with respect to input {i} is independent of the input. This is not allowed in "
-                               "strict mode. You should ensure that your function is twice differentiable and that "
-                               "the jacobian depends on the inputs (this would be violated by a linear function for "
-                               "example).")
+_strict_grad_inputs = functools.partial(
+    _strict_grads, no_graph_message="The gradient with respect to input {} is independent of the inputs of the "
+                                    "user-provided function. This is not allowed in strict mode.")
+_strict_jacobian = functools.partial(
+    _strict_grads, no_graph_message="While computing the hessian, found that the jacobian of the user-provided "
+                                    "function with respect to input {} is independent of the input. This is not "
+                                    "allowed in strict mode. You should ensure that your function is twice "
+                                    "differentiable and that the jacobian depends on the inputs (this would be "
+                                    "violated by a linear function for example).")
 
 
 # what a None gradient means at each stage, for strict mode's error
