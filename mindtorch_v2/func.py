@@ -25,6 +25,7 @@ from .core import dtypes as _dt
 from .core.pytree import tree_flatten, tree_map
 from .eager import grad_mode
 from ._compile_guards import _Found
+from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.function import Function
 from .eager.storage import Storage
 from .eager import random_ops as _random_ops
@@ -313,7 +314,16 @@ def _bind_kwargs(fn, kwargs):
 
 
 def vjp(func, *primals, has_aux=False):
-    """(func(*primals), vjp_fn) [+ aux]; vjp_fn(cotangents) returns a tuple of Tensors."""
+    """(func(*primals), vjp_fn) [+ aux]; vjp_fn(cotangents) returns a tuple of Tensors.
+
+    Called where the eager tape records on primals (or captured tensors) that require grad, it is the tape's
+    own VJP (_tape_vjp): the output and vjp_fn's results stay differentiable by ordinary autograd, to any
+    order, as PyTorch's. (Their graph is the tape's: a backward that frees it leaves vjp_fn nothing to run,
+    where PyTorch's keeps a graph of its own.)"""
+    flat = _pytree.tree_flatten(primals)[0]
+    if grad_mode.tape_enabled() and all(not isinstance(p, Tensor) or p.dtype.category >= _dt.FLOAT for p in flat) \
+            and (any(isinstance(p, Tensor) and p._rg for p in flat) or _captured(func, flat)):
+        return _tape_vjp(func, primals, has_aux)
     seen = []
     res = core.vjp(_wrap_fn(func, seen, _skeleton(primals)), *_values(primals), has_aux=has_aux)
     out, pull = res[0], res[1]
@@ -329,9 +339,38 @@ def vjp(func, *primals, has_aux=False):
                                    f"output[{i}] has a shape of {Size(o.shape)}.")
         return _in_order(_tensors(_conj_complex(tuple(pull(_conj_complex(_values(ct)))))), primals_like)
 
+    vjp_fn = _outer_autograd(vjp_fn, None)  # (a cotangent that requires grad: the result is linear in it)
     if has_aux:
         return _in_order(_tensors(out), out_like), vjp_fn, _in_order(_tensors(res[2]), _aux_skeleton(seen, True))
     return _in_order(_tensors(out), out_like), vjp_fn
+
+
+def _tape_vjp(func, primals, has_aux):
+    """vjp on the eager tape: func runs recording (a primal that requires no grad stands in as a fresh leaf),
+    vjp_fn is autograd.grad of the outputs with create_graph, the graph kept for further calls."""
+    flat, spec = _pytree.tree_flatten(primals)
+    ins = [p.detach().requires_grad_() if isinstance(p, Tensor) and not p._rg else p for p in flat]
+    res = func(*_pytree.tree_unflatten(ins, spec))
+    out, aux = res if has_aux else (res, None)
+    out_flat = [o for o in _pytree.tree_flatten(out)[0] if isinstance(o, Tensor)]
+    wrt = [t for t in ins if isinstance(t, Tensor)]
+
+    def vjp_fn(*cotangents):
+        ct = cotangents[0] if len(cotangents) == 1 else cotangents
+        cts = [c for c in _pytree.tree_flatten(ct)[0]]
+        for i, (o, c) in enumerate(zip(out_flat, cts)):
+            if tuple(getattr(c, "shape", ())) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(c.shape)} and "
+                                   f"output[{i}] has a shape of {Size(o.shape)}.")
+        live = [(o, c) for o, c in zip(out_flat, cts) if o.requires_grad]
+        grads = iter(_autograd_grad([o for o, _ in live], wrt, grad_outputs=[c for _, c in live],
+                                    retain_graph=True, create_graph=True, allow_unused=True) if live else
+                     [None] * len(wrt))
+        leaves = [(g if g is not None else t.new_zeros(t.shape)) if isinstance(t, Tensor) else t
+                  for t in ins for g in ([next(grads)] if isinstance(t, Tensor) else [None])]
+        return tuple(_pytree.tree_unflatten(leaves, spec))
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):

@@ -1264,3 +1264,22 @@ def test_requires_grad_inside_a_transform_raises_as_pytorch():
                                                "transformed"):
             torch.func.vmap(f)(X)
     assert X.clone().requires_grad_().requires_grad  # (outside a transform, as ever)
+
+
+def test_vjp_composes_with_outer_autograd():
+    # expected values recorded with PyTorch 2.13: the output and vjp_fn's results did not require grad
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    out, fn = torch.func.vjp(lambda x: x.sin() * 2, x)
+    (gx,) = torch.autograd.grad(fn(torch.ones(3))[0].sum(), x, create_graph=True)  # second order, as PyTorch's
+    np.testing.assert_allclose(gx.detach().numpy(), [-0.9588511, 1.682942, -1.8185948], rtol=1e-6)
+    (g,) = fn(torch.ones(3))
+    (g.sum() + out.sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.796314, 2.7635465, -2.6508884], rtol=1e-6)
+    v = torch.ones(3, requires_grad=True)
+    (g2,) = torch.func.vjp(lambda x: x.sin() * 2, torch.tensor([0.5, -1.0, 2.0]))[1](v)
+    g2.sum().backward()
+    np.testing.assert_allclose(v.grad.numpy(), [1.7551651, 1.0806047, -0.8322937], rtol=1e-6)
+    out, fn, aux = torch.func.vjp(lambda x: (x.exp(), x.sum()), x, has_aux=True)
+    assert out.requires_grad and aux.requires_grad and fn(torch.ones(3))[0].requires_grad
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        fn(torch.ones(2))
