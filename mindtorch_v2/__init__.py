@@ -144,7 +144,7 @@ from . import random  # noqa: E402,F401  (torch.random)
 from . import fft, linalg, special  # noqa: E402,F401  (torch.fft, torch.linalg, torch.special)
 from . import accelerator, amp, backends, cpu, cuda, mps, xpu  # noqa: E402,F401  (device and back-end namespaces)
 from . import distributed  # noqa: E402,F401  (torch.distributed, on MPI through mpi4py)
-from . import _dynamo, compiler, jit, onnx, testing  # noqa: E402,F401  (torch._dynamo, compiler, jit, onnx, testing)
+from . import _dynamo, _inductor, compiler, jit, onnx, testing  # noqa: E402,F401  (torch._dynamo, _inductor, ...)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_enabled  # noqa: E402,F401
 from .eager import return_types  # noqa: E402,F401  (torch.return_types)
 from .eager.storage import UntypedStorage  # noqa: E402,F401

@@ -42,11 +42,18 @@ How one call runs (`CompiledFunction.__call__`):
      program;
   4. graph breaks run the call eagerly with a warning (once per cause), or raise Unsupported under
      fullgraph=True: a concrete value needed (`.item()`, `bool()`, `int()`, numpy(), data-dependent
-     shapes), a draw from any torch.Generator, or a seed or state set on one (counted, so a state put back
-     as fork_rng does still shows; every generator's state is put back, and eager then draws the same
-     numbers; likewise Python's `random` and NumPy's global generator), `print`, a
+     shapes), a draw from an explicit torch.Generator, or a seed or state set on one (counted, so a state
+     put back as fork_rng does still shows; every generator's state is put back, and eager then draws the
+     same numbers; likewise Python's `random` and NumPy's global generator), draws together with reads or
+     sets of the default generator's state (fork_rng, a checkpoint's preserve_rng_state), `print`, a
      `torch.compiler.disable`d function, and any other error of the trace when the eager run succeeds. A
      call that first creates optimizer state runs eagerly, once; the next traces.
+
+Random ops: draws from the default generator (dropout, rand, randn, bernoulli_) split a key that is an input
+of the program, a fresh one from the default generator on every call (random_ops.traced_randomness): a
+compiled step with dropout draws anew each call, reproducibly after manual_seed, its backward using the
+forward's draw. As PyTorch's compiled random ops, the numbers are not eager's stream;
+torch._inductor.config.fallback_random = True runs such code eagerly instead, with eager's numbers.
 
 Python-side effects: the trace runs the code's Python for real. Where it changes Python state the walk
 reads (an attribute set, a list appended to, a dict item, a global, param_groups: a counter, a loss history,
@@ -91,15 +98,17 @@ from .eager.autograd.api import grad as _autograd_grad
 from .eager.autograd.engine import FREED_MSG, _check_saved, backward_runs
 from .eager.autograd.function import Function
 from .eager.autograd.graph import Saved
-from .eager.random_ops import generator_states, restore_generators, rng_events
+from .eager.random_ops import default_generator, generator_states, restore_generators, rng_events, traced_randomness
 from .eager.tensor import Tensor
-from ._compile_results import _Leaf, _aliased, _aliases, _flatten, _graph_alive, _holds_tensors, _unflatten
+from ._compile_results import (_Leaf, _aliased, _aliases, _flatten, _graph_alive, _holds_tensors, _land,
+                               _released, _unflatten)
 from ._compile_guards import (_MAX_ARRAY_BYTES, _MAX_DEPTH, _MAX_NODES, _SCALARS, Wrapper, _Checkpoint, _Found,
                               _World, _guard_key, _plain, _storage, _what_changed)
 
 __all__ = ["CompiledFunction", "GraphBreak", "is_compiling", "reset", "compile_callable", "counters"]
 
 _log = logging.getLogger("mindtorch_v2.compile")
+_KEY = core.random.key(0)  # (the aval of a random key: what a program that draws takes per call)
 
 _tracing = [0]  # depth of compile traces in progress (is_compiling)
 _warned = set()  # (function name, cause) pairs already warned about
@@ -222,7 +231,7 @@ class _Entry:
 
     __slots__ = ("fwd", "bwd", "template", "n_ret", "ret_rg", "mutated", "bumps", "grads", "diff_in",
                  "diff_out", "n_res", "bwd_has", "donating", "released", "saved_inputs", "aliases",
-                 "spent")
+                 "spent", "random")
 
     def __init__(self):
         self.aliases = None
@@ -286,11 +295,20 @@ def _trace(fn, args, kwargs, found, storages):
                     t._grad_fn = _Boundary(t._grad_fn, t._output_nr)
                 t._base = None
             builtins.print = _no_print
-            result = fn(*args, **kwargs)
+            key_var = Var(_aval(_KEY.shape, _KEY.dtype, _KEY.device))
+            if _fallback_random():  # (draws advance the generator: a graph break, eager's stream)
+                result, rng = fn(*args, **kwargs), (None, False, False)
+            else:
+                with traced_randomness(JitTracer(main, key_var)) as rng:  # (default-generator draws: a key input)
+                    result = fn(*args, **kwargs)
             builtins.print = saved_print
+            key_vars = [key_var] if rng[1] else []
+            if rng[1] and rng[2]:
+                raise GraphBreak("the code draws random numbers and reads or sets the generator's state (fork_rng, "
+                                 "a checkpoint's preserve_rng_state): it needs eager's random stream")
             if snap.rng_changed():
-                raise GraphBreak("a random op draws from a generator, or the code seeds or sets one (the "
-                                 "compiled program would replay one draw)")
+                raise GraphBreak("a random op draws from an explicit generator, or the code seeds or sets one "
+                                 "(the compiled program would replay one draw)")
             if snap.host_rng_changed():
                 raise GraphBreak("the code draws from Python's `random` or NumPy's global random generator (the "
                                  "compiled program would replay one draw)")
@@ -368,7 +386,7 @@ def _trace(fn, args, kwargs, found, storages):
                 return trace.literal(x)
 
             outvars = [atom(v) for v in ret_vals + mut_vals] + [atom(v) for v in grad_vals if v is not None]
-            joint = Jaxpr(invars + ct_vars, trace.eqns, outvars + [atom(g) for _, g in in_grads])
+            joint = Jaxpr(invars + key_vars + ct_vars, trace.eqns, outvars + [atom(g) for _, g in in_grads])
         finally:
             builtins.print = saved_print
             _tracing[0] -= 1
@@ -382,6 +400,7 @@ def _trace(fn, args, kwargs, found, storages):
     counters["traces"] += 1
     e = _Entry()
     e.template, e.n_ret, e.ret_rg = template, len(ret_vals), ret_rg
+    e.random = bool(key_vars)
     e.mutated, e.bumps = mutated, bumps
     e.spent = backward_ran and not autograd_path and any(ret_rg)
     ids = {id(t): k for k, t in enumerate(found.tensors)}
@@ -400,7 +419,7 @@ def _trace(fn, args, kwargs, found, storages):
     e.diff_out = diff_out
     e.saved_inputs = saved_inputs
     e.bwd_has = [k for k, _ in in_grads]
-    fwd, bwd, n_res = partition(optimize(joint), len(invars), len(outvars))
+    fwd, bwd, n_res = partition(optimize(joint), len(invars) + len(key_vars), len(outvars))
     e.fwd, e.bwd, e.n_res = _program(fwd), _program(bwd), n_res
     return e
 
@@ -426,26 +445,6 @@ def _saved_inputs(returned, storages, versions):
     return tuple(out.items())
 
 
-def _released(e, found, storages, snap):
-    """(leaf, old grad, input position) for each .grad the region replaces without reading the old one (the
-    `zero_grad()` of a training step). A run lets go of those old grads first, as eager's zero_grad does, and
-    lends each buffer no one else holds to the program, which writes a new grad into it: no fresh pages to
-    fault in, no memory handed back to the system (a 784x512 MLP step at batch 128 ran 7.2 ms with the old
-    grads held to the end, 5.7 ms letting go of them, 5.3 ms reusing them)."""
-    read = {id(a) for q in e.fwd.jaxpr.eqns for a in q.invars} | {id(a) for a in e.fwd.jaxpr.outvars}
-    position = {id(st): i for i, st in enumerate(storages)}
-    tensors = found.tensors
-    out = []
-    for k, _ in e.grads:
-        old = snap.fields[k][4]
-        if old is None:
-            continue
-        pos = position.get(id(_storage(old)))
-        if pos is not None and pos not in e.mutated and id(e.fwd.jaxpr.invars[pos]) not in read:
-            out.append((k, next(j for j, t in enumerate(tensors) if t is old), pos))
-    return tuple(out)
-
-
 def _program(jaxpr, donated=()):
     """The Executable of a traced program, optimized."""
     return Executable(optimize(jaxpr), donated)
@@ -464,30 +463,16 @@ def _donatable(a, in_storage=True):
 # running an entry
 
 
-def _land(e, found, storages, outs):
-    """Write the mutated storages and new grads of one run; return the returned tensors' values."""
-    n = e.n_ret
-    for k, bump, v in zip(e.mutated, e.bumps, outs[n:]):
-        st = storages[k]
-        buf = v._buf
-        if type(buf) is np.ndarray and not buf.flags.c_contiguous:  # as eager's writeback: views read a C base
-            v = _make(np.ascontiguousarray(buf), v.shape, v.dtype, v.device)
-        st.value = v
-        if bump:
-            st.version.value += bump
-    m = n + len(e.mutated)
-    tensors = found.tensors
-    for k, has in e.grads:
-        if has:
-            tensors[k]._grad = Tensor._from_value(outs[m])
-            m += 1
-        else:
-            tensors[k]._grad = None
-    return outs[:n]
+def _inputs(e, storages):
+    """A run's inputs: the storages' values, and a fresh key from the default generator where the code draws."""
+    ins = [st.value for st in storages]
+    if e.random:
+        ins.append(default_generator.next_key())
+    return ins
 
 
 def _run(e, found, storages):
-    ins = [st.value for st in storages]
+    ins = _inputs(e, storages)
     if e.released:  # the old grads the program replaces unread: let go of them first (see _released)
         tensors = found.tensors
         for k, j, pos in e.released:
@@ -518,7 +503,7 @@ class _Region(Function):
     def forward(ctx, e, found, storages, *diff_tensors):
         ctx.saved_inputs = [Saved(storages[k].value, storages[k].version, storages[k].version.value + offset,
                                   _NO_EDGE, False) for k, offset in e.saved_inputs]
-        outs = e.fwd([st.value for st in storages])
+        outs = e.fwd(_inputs(e, storages))
         n_fwd = len(outs) - e.n_res
         ctx.residuals = outs[n_fwd:]
         ctx.entry = e
@@ -763,6 +748,11 @@ class CompiledFunction(Wrapper):
 
 def _rebuild(fn, options):
     return CompiledFunction(fn, **options)
+
+
+def _fallback_random():
+    from ._inductor import config  # noqa: PLC0415  (read per trace: users set it at any time)
+    return config.fallback_random
 
 
 def _recompile_limit():

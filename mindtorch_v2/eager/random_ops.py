@@ -135,6 +135,7 @@ class Generator:
 
     def get_state(self):
         """The state as a uint8 tensor in ATen's CPUGeneratorImplState layout (torch.get_rng_state's bytes)."""
+        _note_state(self)
         st = self._mt.state["state"]
         pos = int(st["pos"])
         if pos >= _MT_N:  # a twist is due on the next draw: ATen's left_ == 1
@@ -153,6 +154,7 @@ class Generator:
 
     def set_state(self, new_state):
         """Restore a state from get_state (ours or PyTorch's); returns the generator."""
+        _note_state(self)
         if not isinstance(new_state, Tensor) or new_state.dtype is not _dt.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
         raw = np.ascontiguousarray(np.asarray(new_state.detach()).reshape(-1)).tobytes()
@@ -468,6 +470,41 @@ def vmap_randomness(mode, key):
         stack.pop()
 
 
+_traced_rng = threading.local()  # entry: [key, used] while torch.compile traces (traced_randomness)
+
+
+@contextlib.contextmanager
+def traced_randomness(key):
+    """While torch.compile traces: draws from the default generator split `key` (a traced input of the program,
+    a fresh key from the default generator each call) instead of advancing the generator, so a compiled step
+    with dropout draws anew every call. As PyTorch's compiled random ops, the numbers are not eager's stream.
+    Yields [key, used, state]: whether any draw took a key, and whether the code read or set the default
+    generator's state (fork_rng, a checkpoint's preserve_rng_state: with draws too, it needs eager's stream).
+    Explicit generators are not covered: their draws advance them, which the trace sees as a graph break."""
+    prev = getattr(_traced_rng, "entry", None)
+    entry = _traced_rng.entry = [key, False, False]  # key, used, the default generator's state read or set
+    try:
+        yield entry
+    finally:
+        _traced_rng.entry = prev
+
+
+def _note_state(generator):
+    entry = getattr(_traced_rng, "entry", None)
+    if entry is not None and generator is default_generator:
+        entry[2] = True
+
+
+def _traced_key(generator):
+    """The next key of the compile trace's randomness, for a draw from the default generator; else None."""
+    entry = getattr(_traced_rng, "entry", None)
+    if entry is None or (generator is not None and generator is not default_generator):
+        return None
+    entry[0], k = core.random.split(entry[0])
+    entry[1] = True
+    return k
+
+
 def _vmap_key():
     """The next key of the innermost vmap's randomness, or None outside vmap."""
     stack = getattr(_vmap_rng, "stack", None)
@@ -492,6 +529,8 @@ def _draw(shape, dtype, device, generator, host, keyed):
     """The value of a random op: host(generator, n) -> NumPy (ATen's stream), keyed(key) under vmap, zeros on
     meta (a shape only; the generator does not advance)."""
     k = _vmap_key()
+    if k is None:
+        k = _traced_key(generator)
     if k is not None:
         return keyed(k)
     g = _check_generator(generator)
@@ -708,6 +747,8 @@ def _fill(self, name, host, keyed, generator=None):
 
     def compute():
         k = _vmap_key()
+        if k is None:
+            k = _traced_key(generator)
         if k is not None:
             return keyed(k, shape)
         if self.device.type == "meta":
