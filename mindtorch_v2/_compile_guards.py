@@ -162,11 +162,14 @@ class _Found:
                 obj, depth, path, names = done.pop(k)
             for name in [n for n in self.names if n not in names]:  # (the names may grow as methods are walked)
                 code = _code_of(_stored(type(obj), name))
-                if code is not None:
+                # (not a dunder: `super().__init__()` in a library class names __init__, whose code the call
+                # does not run: it would make every attribute __init__ sets, a step counter, a guard)
+                if code is not None and not _dunder(name):
                     self.function(code, depth + 1, (*path, name))
             new = frozenset(self.names)
             d, cls = obj.__dict__, type(obj)
-            present = tuple(sorted(n for n in new - names if n in d or _stored(cls, n) is not _ABSENT))
+            present = tuple(sorted(n for n in new - names if (n in d or _stored(cls, n) is not _ABSENT)
+                                   and not _dunder(n)))
             read = functools.partial(_object_attributes, names=present)
             if self.log is not None:
                 self.log.append((read, obj, read(obj)))
@@ -335,6 +338,10 @@ def _class_names(cls):
             if code is not None:
                 names.update(dict.fromkeys(_names(code.__code__)))
     return tuple(names)
+
+
+def _dunder(name):
+    return name.startswith("__") and name.endswith("__")
 
 
 def _stored(cls, name):

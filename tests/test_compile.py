@@ -1723,3 +1723,29 @@ def test_an_index_out_of_range_raises_in_a_compiled_program_as_in_eager(case):
         with pytest.raises(error, match=words):
             fn(*bad)
     assert counters["compiled_calls"] == 3
+
+
+def test_a_counter_a_bound_methods_object_bumps_outside_is_no_guard():
+    # `super().__init__()` in a library class names __init__: the object's __init__ was walked, and every
+    # attribute it sets (a step counter bumped between calls) became a guard: a new signature every call
+    class Trainer:
+        def __init__(self):
+            self.model = nn.Linear(4, 2)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.global_step = 0
+
+        def train_step(self, x):
+            self.opt.zero_grad()
+            loss = self.model(x).pow(2).mean()
+            loss.backward()
+            self.opt.step()
+            return loss.detach()
+
+    t = Trainer()
+    step = torch.compile(t.train_step)
+    with _no_warnings() as w:
+        warnings.simplefilter("always")
+        for _ in range(6):
+            step(torch.ones(3, 4))
+            t.global_step += 1
+    assert not [x for x in w if "torch.compile" in str(x.message)] and counters["traces"] <= 2
