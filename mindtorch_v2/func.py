@@ -8,7 +8,7 @@ inside require no grad) and the caller's Tensors are never written.
 
 Called on tensors that require grad with grad mode on (arguments, or what the function captures: a module's
 parameters), a transform's results are differentiable by the eager tape (_outer_autograd): the transform runs
-under core.vjp over those tensors' values, as PyTorch's transforms compose with autograd. First order only.
+under core.vjp over those tensors' values, as PyTorch's transforms compose with autograd, to any order.
 
 A custom torch.autograd.Function called inside is one primitive whose rules are the Function's own backward,
 jvp and vmap staticmethods (eager/autograd/function.py), as PyTorch's torch.func uses them.
@@ -262,20 +262,30 @@ def _captured(func, flat):
 
 class _TransformResults(Function):
     """The eager node of a transform's results (_outer_autograd): forward runs it under core.vjp, backward
-    pulls the output gradients back to the arguments."""
+    pulls the output gradients back to the arguments. Under create_graph the pullback is itself such a node,
+    a function of the arguments and the output gradients (core's transforms nest), so the gradients are
+    differentiable to any order (a gradient penalty on vmap(model))."""
 
     @staticmethod
     def forward(ctx, on_values, out_spec, *tensors):
         outs, ctx.pull = core.vjp(on_values, *[t._value() for t in tensors])
+        ctx.on_values, ctx.inputs = on_values, tensors
         results = tuple(Tensor._from_value(o) for o in outs)
         ctx.mark_non_differentiable(*[t for t, depends in zip(results, out_spec[-1][2]) if not depends])
         return results
 
     @staticmethod
     def backward(ctx, *gs):
-        if grad_mode.tape_enabled():
-            raise RuntimeError("torch.func: a double backward (create_graph=True) through the result of a "
-                               "torch.func transform called on tensors that require grad is not supported")
+        if grad_mode.tape_enabled():  # create_graph: the pullback recorded as a node of its own
+            n, on_values, spec = len(ctx.inputs), ctx.on_values, []
+
+            def pullback(*vals):
+                _, pull = core.vjp(on_values, *vals[:n])
+                grads = list(_conj_complex(pull(_conj_complex(list(vals[n:])))))
+                mains = {id(v._main) for v in vals if isinstance(v, core.Tracer)}
+                spec.append((None, None, [isinstance(g, core.Tracer) and id(g._main) in mains for g in grads], []))
+                return grads
+            return (None, None, *_TransformResults.apply(pullback, spec, *ctx.inputs, *gs))
         grads = _conj_complex(ctx.pull(_conj_complex([g._value() for g in gs])))  # (a Function speaks torch's)
         return (None, None, *(Tensor._from_value(g) for g in grads))
 

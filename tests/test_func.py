@@ -1098,13 +1098,11 @@ def test_transform_results_are_differentiable_by_outer_autograd():
     assert len(res) == len(_OUTER_EXPECTED)
 
 
-def test_outer_autograd_through_a_transform_refuses_what_it_cannot_do():
+def test_outer_autograd_through_a_transform_without_the_tape():
     w = torch.ones(3, requires_grad=True)
     g = torch.func.grad(lambda p: (p ** 3).sum())(w)
     (gw,) = torch.autograd.grad(g.sum(), w, create_graph=False)
     assert gw.tolist() == [6.0, 6.0, 6.0]
-    with pytest.raises(RuntimeError, match="double backward"):
-        torch.autograd.grad(torch.func.grad(lambda p: (p ** 3).sum())(w).sum(), w, create_graph=True)
     with torch.no_grad():  # no tape: plain results
         assert not torch.func.grad(lambda p: (p ** 3).sum())(w).requires_grad
 
@@ -1283,3 +1281,26 @@ def test_vjp_composes_with_outer_autograd():
     assert out.requires_grad and aux.requires_grad and fn(torch.ones(3))[0].requires_grad
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
         fn(torch.ones(2))
+
+
+def test_higher_order_autograd_through_transform_results():
+    # create_graph through a transform's result raised: a gradient penalty on vmap(model) (WGAN-GP), the
+    # second and third derivative of func.grad's result. Expected values recorded with PyTorch 2.13
+    m = nn.Sequential(nn.Linear(3, 2), nn.Tanh())
+    with torch.no_grad():
+        m[0].weight.copy_(torch.tensor([[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]))
+        m[0].bias.copy_(torch.tensor([0.05, -0.05]))
+    X = torch.tensor([[0.5, -1.0, 2.0], [3.0, 1.0, 2.0]], requires_grad=True)
+    (g,) = torch.autograd.grad(torch.func.vmap(m)(X).sum(), X, create_graph=True)
+    ((g.norm(dim=1) - 1) ** 2).mean().backward()
+    np.testing.assert_allclose(m[0].weight.grad.numpy(), [[-0.67878032, -0.27843887, 0.12964319],
+                                                          [0.36637959, 0.11154123, 0.58558083]], rtol=1e-5)
+    np.testing.assert_allclose(m[0].bias.grad.numpy(), [0.07686947, 0.22593112], rtol=1e-5)
+    np.testing.assert_allclose(X.grad.numpy(), [[0.00535569, -0.03869852, 0.0548185],
+                                                [0.09270371, 0.13629019, -0.16731633]], rtol=1e-5)
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    gw = torch.func.grad(lambda p: (p.sin() * p).sum())(w)
+    (h,) = torch.autograd.grad(gw.sum(), w, create_graph=True)
+    (h2,) = torch.autograd.grad(h.sum(), w)
+    np.testing.assert_allclose(h.detach().numpy(), [1.5154524, 0.23913372, -2.6508884], rtol=1e-5)
+    np.testing.assert_allclose(h2.numpy(), [-1.8770679, 3.0647151, -1.8955985], rtol=1e-5)
