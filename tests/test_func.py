@@ -1304,3 +1304,21 @@ def test_higher_order_autograd_through_transform_results():
     (h2,) = torch.autograd.grad(h.sum(), w)
     np.testing.assert_allclose(h.detach().numpy(), [1.5154524, 0.23913372, -2.6508884], rtol=1e-5)
     np.testing.assert_allclose(h2.numpy(), [-1.8770679, 3.0647151, -1.8955985], rtol=1e-5)
+
+
+def test_bernoulli_with_traced_probabilities():
+    # the probabilities were read through numpy: vmap(randomness='different'), grad and torch.compile raised
+    P = torch.full((200, 3), 0.5)
+    out = torch.func.vmap(torch.bernoulli, randomness="different")(P)
+    assert out.shape == (200, 3) and set(out.unique().tolist()) <= {0.0, 1.0} and 0.3 < float(out.mean()) < 0.7
+    g = torch.func.grad(lambda x: (torch.bernoulli(torch.sigmoid(x)) * x).sum())(torch.zeros(50))
+    assert set(g.unique().tolist()) <= {0.0, 1.0}
+    cf = torch.compile(lambda p: torch.bernoulli(p))
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a, b = cf(torch.full((1000,), 0.25)), cf(torch.full((1000,), 0.25))
+    assert not [c for c in caught if "torch.compile" in str(c.message)]
+    assert not torch.equal(a, b) and 0.15 < float(a.mean()) < 0.35
+    with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1"):
+        torch.bernoulli(torch.full((3,), 1.5))

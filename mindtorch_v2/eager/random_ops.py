@@ -396,6 +396,18 @@ def _bernoulli_scalar(g, n, p):
     return _uniform_bits(g, n, _dt.float64) < p
 
 
+def _checked_probs(p, shape):
+    """bernoulli's tensor probabilities as NumPy, broadcast to shape, after ATen's range check."""
+    values = p.detach()
+    # (a value traced by grad or jvp: its concrete primal, as .tolist() gives; under vmap the key path draws)
+    values = np.asarray(values.tolist(), dtype=p.dtype.np) if isinstance(p._value(), core.Tracer) else np.asarray(values)
+    probs = np.broadcast_to(values, shape)
+    if ((probs < 0) | (probs > 1)).any():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
+    return probs
+
+
 def _bernoulli_tensor(g, probs):
     """bernoulli_(p) for a tensor p: a uniform of p's precision (53 bits for double, else 24) < p."""
     if probs.dtype == np.float64:
@@ -794,19 +806,15 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 1 with probability p (a number, or a tensor broadcast to self), else 0."""
     if isinstance(p, Tensor):
-        probs = np.broadcast_to(np.asarray(p.detach()), tuple(self.shape))
-        if probs.dtype.kind != "f":
+        if p.dtype.category != _dt.FLOAT:
             raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for '{_torch_name(p.dtype)}'")
-        if ((probs < 0) | (probs > 1)).any():
-            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
-                               "message be improved?  If so, please report an enhancement request to PyTorch.)")
-        order = None
+        pv = p._value()
+        # probabilities traced by torch.compile or vmap: drawn from the trace's key (checked when concrete)
+        probs = None if isinstance(pv, core.Tracer) else _checked_probs(p, tuple(self.shape))
 
         def host(g, n, c):
-            nonlocal order
-            order = _memory_order(self)
-            return _bernoulli_tensor(g, np.ascontiguousarray(np.transpose(probs, order)))
-        pv = p._value()
+            probs_now = probs if probs is not None else _checked_probs(p, tuple(self.shape))
+            return _bernoulli_tensor(g, np.ascontiguousarray(np.transpose(probs_now, _memory_order(self))))
         return _fill(self, "bernoulli_", host,
                      lambda k, shape: core.cast(core.lt(core.random.uniform(k, shape), pv), self.dtype), generator)
     p = float(p)
