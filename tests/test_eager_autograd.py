@@ -790,3 +790,19 @@ def test_a_grad_output_of_another_dtype_is_cast_to_its_outputs_dtype():
     (x * 3).backward(torch.ones(3, dtype=torch.float64))
     (x.double() * 2).backward(torch.ones(3))
     assert x.grad.dtype == torch.float32 and x.grad.tolist() == [5.0, 5.0, 5.0]
+
+
+def test_normal_with_tensor_mean_or_std_has_zero_gradients_as_pytorch():
+    # ours reparameterized (mean's gradient was ones); PyTorch's normal is not differentiable: zeros
+    x, s = torch.zeros(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    y = torch.normal(x, s)
+    assert y.requires_grad and "NormalBackward" in type(y.grad_fn).__name__
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0] * 3 and s.grad.tolist() == [0.0] * 3
+    m = torch.zeros(1, requires_grad=True)
+    torch.normal(m.expand(3), 1.0).sum().backward()
+    assert m.grad.tolist() == [0.0]
+    torch.manual_seed(0)
+    a = torch.normal(torch.zeros(3), 1.0)
+    torch.manual_seed(0)
+    assert torch.equal(a, torch.normal(torch.zeros(3, requires_grad=True), 1.0).detach())  # (the same draw)

@@ -687,7 +687,37 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     shape = core.broadcast_shapes(*[tuple(x.shape) for x in (mean, std) if isinstance(x, Tensor)])
     draw = randn(tuple(shape), generator=generator, dtype=ref.dtype, device=ref.device) if s_t else \
         _new_random(shape, ref.dtype, ref.device).normal_(0.0, std, generator=generator)
-    return draw * std + mean if s_t else draw + mean
+    tracked = [x for x in (mean, std) if isinstance(x, Tensor) and x.requires_grad]
+    if not tracked:
+        return draw * std + mean if s_t else draw + mean
+    from .autograd.function import Function  # noqa: PLC0415  (autograd builds on this module)
+    from .grad_mode import no_grad  # noqa: PLC0415
+    with no_grad():
+        value = draw * std + mean if s_t else draw + mean
+    return _ZeroGradient.make(Function).apply(value, *tracked)  # (PyTorch's normal: zero gradients)
+
+
+class _ZeroGradient:
+    """The autograd Function of a value whose gradient is zero for each input (torch.normal's derivatives:
+    zeros for mean and std, not the reparameterized ones), made once."""
+
+    _cls = None
+
+    @classmethod
+    def make(cls, Function):
+        if cls._cls is None:
+            class Normal(Function):  # (its node reads as NormalBackward)
+                @staticmethod
+                def forward(ctx, value, *inputs):
+                    ctx.shapes = [(x.shape, x.dtype) for x in inputs]
+                    return value.clone()
+
+                @staticmethod
+                def backward(ctx, g):
+                    from .creation import zeros  # noqa: PLC0415
+                    return (None, *[zeros(shape, dtype=dtype) for shape, dtype in ctx.shapes])
+            cls._cls = Normal
+        return cls._cls
 
 
 def _new_random(size, dtype, device):
