@@ -1749,3 +1749,23 @@ def test_a_counter_a_bound_methods_object_bumps_outside_is_no_guard():
             step(torch.ones(3, 4))
             t.global_step += 1
     assert not [x for x in w if "torch.compile" in str(x.message)] and counters["traces"] <= 2
+
+
+def test_a_masked_assignment_of_a_scalar_compiles():
+    # `labels[labels == pad] = -100` was a graph break (a data-dependent shape): it is a masked fill
+    def f(labels, logits):
+        labels = labels.clone()
+        labels[labels == 0] = -100
+        logits = logits.clone()
+        logits[logits < 0] = 0.0
+        return labels, logits
+
+    cf = torch.compile(f)
+    with _no_warnings() as w:
+        warnings.simplefilter("always")
+        for k in range(3):
+            torch.manual_seed(k)
+            args = (torch.randint(0, 3, (8,)), torch.randn(2, 4))
+            got, want = cf(*args), f(*args)
+            assert all(torch.equal(a, b) for a, b in zip(got, want))
+    assert not [x for x in w if "torch.compile" in str(x.message)] and counters["traces"] == 1

@@ -135,6 +135,8 @@ def setitem(self, key, value):
         view = self[key]
         copy_(view, value if isinstance(value, Tensor) else _scalar_like(value, view))
         return
+    if _masked_fill(self, key, value):
+        return
     self._check_inplace()
     # the flat positions key selects, read with the eager getitem (torch's placement of advanced dims)
     positions = Tensor._from_value(core.reshape(core.arange(self.numel(), device=self.device), self._shape))
@@ -151,6 +153,21 @@ def setitem(self, key, value):
         flat = core.reshape(self, (-1,))
         return core.reshape(core.scatter(flat, 0, flat_pos, core.reshape(vals, (-1,))), self._shape)
     apply(self, lambda: Tensor._wrap(compute()), "__setitem__")
+
+
+def _masked_fill(self, key, value):
+    """self[mask] = a scalar (or 0-d tensor), mask a bool tensor over self's leading dims: written as
+    where(mask, value, self), whose shape does not depend on the mask's values (labels[labels == pad] = -100
+    compiles; the positions a scatter needs are data-dependent). False where the key is anything else."""
+    if not (isinstance(key, Tensor) and key.dtype is _dt.bool_ and key._shape == self._shape[:len(key._shape)]
+            and key._shape and (not isinstance(value, (Tensor, np.ndarray)) or not np.shape(value)
+                                if not isinstance(value, Tensor) else not value._shape)):
+        return False
+    self._check_inplace()
+    fill = value if isinstance(value, Tensor) else _scalar_like(value, self)
+    mask = key.reshape(key._shape + (1,) * (len(self._shape) - len(key._shape)))
+    apply(self, lambda: Tensor._wrap(core.where(mask, core.cast(fill, self.dtype), self)), "__setitem__")
+    return True
 
 
 def _index_put(key, basic):
