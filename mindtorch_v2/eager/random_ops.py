@@ -690,34 +690,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     tracked = [x for x in (mean, std) if isinstance(x, Tensor) and x.requires_grad]
     if not tracked:
         return draw * std + mean if s_t else draw + mean
-    from .autograd.function import Function  # noqa: PLC0415  (autograd builds on this module)
     from .grad_mode import no_grad  # noqa: PLC0415
     with no_grad():
         value = draw * std + mean if s_t else draw + mean
-    return _ZeroGradient.make(Function).apply(value, *tracked)  # (PyTorch's normal: zero gradients)
-
-
-class _ZeroGradient:
-    """The autograd Function of a value whose gradient is zero for each input (torch.normal's derivatives:
-    zeros for mean and std, not the reparameterized ones), made once."""
-
-    _cls = None
-
-    @classmethod
-    def make(cls, Function):
-        if cls._cls is None:
-            class Normal(Function):  # (its node reads as NormalBackward)
-                @staticmethod
-                def forward(ctx, value, *inputs):
-                    ctx.shapes = [(x.shape, x.dtype) for x in inputs]
-                    return value.clone()
-
-                @staticmethod
-                def backward(ctx, g):
-                    from .creation import zeros  # noqa: PLC0415
-                    return (None, *[zeros(shape, dtype=dtype) for shape, dtype in ctx.shapes])
-            cls._cls = Normal
-        return cls._cls
+    # PyTorch's normal has zero gradients for mean and std (not the reparameterized ones): where() over a
+    # condition never true passes each a zero gradient, and the value untouched
+    never = core.zeros(tuple(shape), dtype=_dt.bool_, device=value.device)
+    for x in tracked:
+        value = core.where(never, x, value)
+    return value
 
 
 def _new_random(size, dtype, device):
