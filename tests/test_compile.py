@@ -1769,3 +1769,30 @@ def test_a_masked_assignment_of_a_scalar_compiles():
             got, want = cf(*args), f(*args)
             assert all(torch.equal(a, b) for a, b in zip(got, want))
     assert not [x for x in w if "torch.compile" in str(x.message)] and counters["traces"] == 1
+
+
+@pytest.mark.parametrize("name", ["NAdam", "RAdam", "ASGD"])
+def test_optimizers_that_read_their_state_as_numbers_compile_and_match_eager(name):
+    # NAdam's mu_product.item(), RAdam's `if rho_t > 5`, ASGD's eta.item() and `mu != 1` broke every trace;
+    # while tracing they read the state as tensors (torch's _get_value) and RAdam takes both updates by where
+    results = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        m = nn.Linear(4, 3)
+        opt = getattr(torch.optim, name)(m.parameters(), lr=0.05)
+
+        def step(x):
+            opt.zero_grad()
+            m(x).pow(2).mean().backward()
+            opt.step()
+
+        fn = torch.compile(step) if compiled else step
+        with _no_warnings() as w:
+            warnings.simplefilter("always")
+            for k in range(10):  # (RAdam's rectification starts at step 6)
+                fn(torch.full((2, 4), 0.1 * (k + 1)))
+        if compiled:
+            assert not [x for x in w if "torch.compile" in str(x.message)] and counters["compiled_calls"] >= 8
+        results.append([p.detach().clone() for p in m.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)

@@ -1,5 +1,6 @@
 """torch.optim.ASGD: averaged stochastic gradient descent."""
-from .optimizer import _GroupwiseOptimizer, _descent_grad
+from .._compile import is_compiling
+from .optimizer import _GroupwiseOptimizer, _descent_grad, _get_value
 
 
 class ASGD(_GroupwiseOptimizer):
@@ -25,12 +26,12 @@ class ASGD(_GroupwiseOptimizer):
         for p, grad, state, step in self._stepped_params(group, ("ax",), scalars):
             grad = _descent_grad(p, grad, group)
             eta, mu, ax = state["eta"], state["mu"], state["ax"]
-            eta_value = eta.item()
+            eta_value = _get_value(eta)
             p.mul_(1 - lambd * eta_value)
             p.add_(grad, alpha=-eta_value)
-            if mu.item() != 1:
+            if is_compiling() or mu.item() != 1:  # (compiled: the average's update, which is the copy at mu 1)
                 ax.add_((p - ax) * mu.to(p.dtype))
             else:
                 ax.copy_(p)
             eta.fill_(lr / ((1 + lambd * lr * step) ** alpha))
-            mu.fill_(1 / max(1, step - t0))
+            mu.fill_(1 / ((step - t0).clamp(min=1) if is_compiling() else max(1, step - t0)))

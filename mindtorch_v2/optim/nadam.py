@@ -1,5 +1,5 @@
 """torch.optim.NAdam: Adam with Nesterov momentum."""
-from .optimizer import _GroupwiseOptimizer, _descent_grad, _update_moments
+from .optimizer import _GroupwiseOptimizer, _descent_grad, _get_value, _update_moments
 
 _BUFFERS = ("exp_avg", "exp_avg_sq")
 _SCALARS = (("mu_product", 1.0),)
@@ -36,6 +36,6 @@ class NAdam(_GroupwiseOptimizer):
             mu_product.mul_(mu)
             exp_avg, exp_avg_sq = _update_moments(state, grad, beta1, beta2)
             denom = (exp_avg_sq / (1 - beta2 ** step)).sqrt() + eps
-            product = mu_product.item()
+            product = _get_value(mu_product)
             p.add_(grad / denom, alpha=-lr * (1.0 - mu) / (1.0 - product))
             p.add_(exp_avg / denom, alpha=-lr * mu_next / (1.0 - product * mu_next))

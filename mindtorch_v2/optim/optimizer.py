@@ -454,6 +454,12 @@ def _update_moments(state, grad, beta1, beta2):
     return exp_avg, exp_avg_sq
 
 
+def _get_value(t):
+    """A 0-d state tensor's number, or while torch.compile traces the tensor itself (torch's _get_value): the
+    compiled program reads the state instead of baking one value in."""
+    return t if is_compiling() else t.item()
+
+
 def _step_count(state):
     """Increment the state's step tensor; return the new count as a float (as a float64 0-d tensor while
     torch.compile traces, as torch's `_get_value` does, so the compiled program reads the count instead of

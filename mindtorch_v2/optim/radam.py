@@ -1,4 +1,6 @@
 """torch.optim.RAdam: Adam with a rectified adaptive learning rate."""
+from .._compile import is_compiling
+from ..eager.ops import where
 from .optimizer import _GroupwiseOptimizer, _descent_grad, _update_moments
 
 _BUFFERS = ("exp_avg", "exp_avg_sq")
@@ -35,7 +37,11 @@ class RAdam(_GroupwiseOptimizer):
             corrected = exp_avg / bias_correction1
             rho_inf = 2 / (1 - beta2) - 1
             rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-            if rho_t > 5.0:
+            if is_compiling():  # (the step count is traced: both updates, chosen by where)
+                rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)).clamp(min=0) ** 0.5
+                adaptive = (bias_correction2 ** 0.5) / (exp_avg_sq.sqrt() + eps)
+                p.add_(where(rho_t > 5.0, corrected * lr * adaptive * rect, corrected * lr), alpha=-1.0)
+            elif rho_t > 5.0:
                 rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
                 adaptive = (bias_correction2 ** 0.5) / (exp_avg_sq.sqrt() + eps)
                 p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
