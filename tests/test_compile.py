@@ -1796,3 +1796,21 @@ def test_optimizers_that_read_their_state_as_numbers_compile_and_match_eager(nam
         results.append([p.detach().clone() for p in m.parameters()])
     for a, b in zip(*results):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_batchnorm_with_a_cumulative_average_compiles_and_matches_eager():
+    # momentum=None read its counter with float() every step: every trace broke
+    results = []
+    for compiled in (False, True):
+        torch.manual_seed(0)
+        bn = nn.BatchNorm1d(3, momentum=None)
+        fn = torch.compile(bn) if compiled else bn
+        with _no_warnings() as w:
+            warnings.simplefilter("always")
+            outs = [fn(torch.randn(4, 3) + k) for k in range(5)]
+        if compiled:
+            assert not [x for x in w if "torch.compile" in str(x.message)]
+        results.append((outs, bn.running_mean.clone(), bn.running_var.clone(), int(bn.num_batches_tracked)))
+    (eo, em, ev, en), (co, cm, cv, cn) = results
+    assert en == cn == 5 and all(torch.allclose(a, b, atol=1e-6) for a, b in zip(eo, co))
+    assert torch.allclose(em, cm, atol=1e-6) and torch.allclose(ev, cv, atol=1e-6)

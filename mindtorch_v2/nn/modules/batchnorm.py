@@ -7,7 +7,8 @@ Training normalizes with the batch statistics and updates the buffers in place:
 """
 from ...eager.creation import empty, ones, tensor, zeros
 from ...eager.grad_mode import no_grad
-from ...core import int64
+from ...core import float64, int64
+from ..._compile import is_compiling
 
 from .. import functional as F
 from .. import init
@@ -85,7 +86,12 @@ class _BatchNorm(_NormBase):
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             with no_grad():
                 self.num_batches_tracked.add_(1)
-            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+            if self.momentum is not None:
+                factor = self.momentum
+            elif is_compiling():  # (the counter read as a tensor: the compiled program reads it, not one value)
+                factor = 1.0 / self.num_batches_tracked.to(float64)
+            else:
+                factor = 1.0 / float(self.num_batches_tracked)
         use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if track else None, self.running_var if track else None,
