@@ -1322,3 +1322,21 @@ def test_bernoulli_with_traced_probabilities():
     assert not torch.equal(a, b) and 0.15 < float(a.mean()) < 0.35
     with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1"):
         torch.bernoulli(torch.full((3,), 1.5))
+
+
+def test_multinomial_with_traced_weights():
+    # the weights were read through numpy: vmap(randomness='different') and torch.compile (LM sampling) raised
+    P = torch.tensor([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]])
+    for replacement, n in ((False, 1), (False, 2), (True, 4)):
+        out = torch.func.vmap(lambda p: torch.multinomial(p, n, replacement=replacement), randomness="different")(P)
+        assert out.shape == (2, n) and out.dtype == torch.int64 and 2 not in out[1].tolist()
+        if not replacement:
+            assert all(len(set(row)) == n for row in out.tolist())  # (distinct without replacement)
+    cf = torch.compile(lambda p: torch.multinomial(p, 1))
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        draws = [cf(torch.tensor([0.2, 0.8])).item() for _ in range(400)]
+    assert not [c for c in caught if "torch.compile" in str(c.message)] and 0.7 < np.mean(draws) < 0.88
+    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
+        torch.func.vmap(lambda p: torch.multinomial(p, 4), randomness="different")(P)

@@ -718,6 +718,18 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     q ~ Exp(1) from exponential_."""
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if isinstance(input._value(), core.Tracer):  # (traced weights under vmap or torch.compile: the trace's key)
+        if input.dtype.category != _dt.FLOAT:
+            raise RuntimeError("multinomial only supports floating-point dtypes for input")
+        if num_samples <= 0:
+            raise RuntimeError("cannot sample n_sample <= 0 samples")
+        if not replacement and num_samples > input.shape[-1]:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        k = _vmap_key()
+        if k is None:
+            k = _traced_key(generator)
+        if k is not None:
+            return Tensor._from_value(_keyed_multinomial(k, input._value(), num_samples, replacement))
     probs = np.asarray(input.detach())
     if probs.dtype.kind != "f":
         raise RuntimeError("multinomial only supports floating-point dtypes for input")
@@ -750,6 +762,23 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         res = np.minimum(res, n_cat - 1)
     res = np.asarray(res, dtype=np.int64).reshape(probs.shape[:-1] + (num_samples,))
     return Tensor._from_value(core.asarray(res))
+
+
+def _keyed_multinomial(key, p, n, replacement):
+    """multinomial's draw from a key, in core ops (the same methods as the host's: the top n of p / q with
+    q ~ Exp(1) without replacement or for one sample, else an inverse-CDF search of uniforms); int64 indices.
+    Weights are not checked here (traced): PyTorch's compiled multinomial does not check them either."""
+    shape = tuple(p.shape)
+    if not replacement or n == 1:
+        q = core.neg(core.log1p(core.neg(core.random.uniform(key, shape, dtype=p.dtype))))
+        score = core.div(p, q)
+        idx = core.expand_dims(core.argmax(score, axis=-1), -1) if n == 1 else core.topk(score, n)[1]
+    else:
+        cum = core.cumsum(p, axis=-1)
+        cum = core.div(cum, core.static_slice(cum, (slice(None),) * (len(shape) - 1) + (slice(-1, None),)))
+        u = core.random.uniform(key, shape[:-1] + (n,), dtype=p.dtype)
+        idx = core.minimum(core.searchsorted(cum, u, side="right"), shape[-1] - 1)
+    return core.cast(idx, _dt.int64)
 
 
 # ---------------------------------------------------------------------------
