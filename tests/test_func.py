@@ -1340,3 +1340,11 @@ def test_multinomial_with_traced_weights():
     assert not [c for c in caught if "torch.compile" in str(c.message)] and 0.7 < np.mean(draws) < 0.88
     with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
         torch.func.vmap(lambda p: torch.multinomial(p, 4), randomness="different")(P)
+
+
+def test_normal_with_a_traced_std():
+    # its `std >= 0` check read the traced values: vmap and torch.compile raised
+    out = torch.func.vmap(lambda s: torch.normal(0.0, s), randomness="different")(torch.full((2, 3), 0.5))
+    assert out.shape == (2, 3) and not torch.equal(out[0], out[1])
+    with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+        torch.normal(0.0, torch.tensor([-1.0, 1.0]))

@@ -679,7 +679,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         t = _new_random(size, dtype, device)
         return _finish(t.normal_(mean, std, generator=generator)._value(), requires_grad)
-    if s_t and bool((std < 0).any()):
+    if s_t and not isinstance(std._value(), core.Tracer) and bool((std < 0).any()):  # (traced: not checkable)
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if not s_t and std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
