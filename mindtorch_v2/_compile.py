@@ -391,9 +391,8 @@ def _trace(fn, args, kwargs, found, storages):
             builtins.print = saved_print
             _tracing[0] -= 1
             snap.restore(storages)
-            if not state.holds():  # (also when the trace broke off: the eager run then makes the changes once)
-                checkpoint.restore()
-                python_changed = True
+            # (also when the trace broke off: the eager run then makes the changes once)
+            python_changed = checkpoint.restore() or not state.holds()
     if python_changed:
         raise GraphBreak("the code changes Python state it reads (an attribute, a list or dict item, a global, "
                          "optimizer param_groups): a compiled program would not replay that")

@@ -166,6 +166,8 @@ class _Found:
                 # does not run: it would make every attribute __init__ sets, a step counter, a guard)
                 if code is not None and not _dunder(name):
                     self.function(code, depth + 1, (*path, name))
+            if not names and _users(type(obj)):  # (its class's methods and attributes, once)
+                self.user_class(type(obj), depth, (*path, "__class__"))
             new = frozenset(self.names)
             d, cls = obj.__dict__, type(obj)
             present = tuple(sorted(n for n in new - names if (n in d or _stored(cls, n) is not _ABSENT)
@@ -282,10 +284,13 @@ class _Found:
         self.seen.add(key)
         own = [c for c in cls.__mro__ if _users(c)]
         names = set()
+        if self.log is not None:  # (every class attribute: one set by the code, `type(self).last = t`, shows)
+            for c in own:
+                self.log.append((_class_items, c, _class_items(c)))
         for c in own:
             for k, v in vars(c).items():
                 fn = _code_of(v)
-                if fn is not None and _users_code(fn.__code__):
+                if fn is not None and _users_code(fn.__code__) and not _dunder(k):  # (not __init__: see settle)
                     names.update(_names(fn.__code__))
                     self.function(fn, depth + 1, (*path, k))
         stored = tuple(sorted(n for n in names if any(n in vars(c) for c in own) and _code_of(_stored(cls, n)) is None))
@@ -547,8 +552,12 @@ class _Checkpoint:
         self._undo = [_undo_of(read, obj) for read, obj, _ in log]
 
     def restore(self):
+        """Put the state back; whether anything had changed (every attribute and item of what was read, named by
+        the code or not: `setattr(stats, "k_" + str(n), t)` shows)."""
+        changed = False
         for undo in reversed(self._undo):  # (outer containers last: they put back the inner ones' identities)
-            undo()
+            changed |= bool(undo())
+        return changed
 
 
 def _undo_of(read, obj):
@@ -574,6 +583,8 @@ def _undo_of(read, obj):
         cells = [(c, _cell(c)) for c in obj.__closure__ or ()]
         named = {n: obj.__globals__.get(n, _ABSENT) for n in _names(obj.__code__)} if read is _function_items else {}
         return functools.partial(_set_function, obj, obj.__defaults__, obj.__kwdefaults__, cells, named)
+    if read is _class_items:
+        return functools.partial(_set_class, obj, dict(vars(obj)))
     if getattr(read, "func", None) is _attributes:
         names = read.keywords["names"]
         own = vars(obj)
@@ -581,43 +592,74 @@ def _undo_of(read, obj):
     raise AssertionError(f"no undo for {read}")  # (every reader of the walk has one)
 
 
+# Each setter puts back what it saved and says whether anything differed.
+
+def _class_items(cls):
+    d = vars(cls)
+    return (*d, *d.values())
+
+
+def _set_class(cls, items):
+    d = vars(cls)
+    changed = False
+    for k in [k for k in d if k not in items]:
+        delattr(cls, k)
+        changed = True
+    for k, v in items.items():
+        if d.get(k, _ABSENT) is not v:
+            setattr(cls, k, v)
+            changed = True
+    return changed
+
+
 def _run_all(parts):
-    for part in parts:
-        part()
+    return any([part() for part in parts])
 
 
 def _set_items(d, items):
-    if d.keys() != items.keys() or any(d[k] is not v for k, v in items.items()):
-        d.clear()
-        d.update(items)
+    if len(d) == len(items) and all(k in items and d[k] is items[k] for k in d):
+        return False
+    d.clear()
+    d.update(items)
+    return True
 
 
 def _set_sequence(seq, items):
-    if len(seq) != len(items) or any(a is not b for a, b in zip(seq, items)):
-        seq.clear()
-        seq.extend(items)
+    if len(seq) == len(items) and all(a is b for a, b in zip(seq, items)):
+        return False
+    seq.clear()
+    seq.extend(items)
+    return True
 
 
 def _set_function(fn, defaults, kwdefaults, cells, named):
+    changed = fn.__defaults__ is not defaults or fn.__kwdefaults__ is not kwdefaults
     fn.__defaults__, fn.__kwdefaults__ = defaults, kwdefaults
     for c, v in cells:
-        if v is not _EMPTY_CELL:
+        if v is not _EMPTY_CELL and _cell(c) is not v:
             c.cell_contents = v
+            changed = True
     g = fn.__globals__
     for n, v in named.items():
         if v is _ABSENT:
-            g.pop(n, None)
-        else:
+            changed |= g.pop(n, _ABSENT) is not _ABSENT
+        elif g.get(n, _ABSENT) is not v:
             g[n] = v
+            changed = True
+    return changed
 
 
 def _set_attributes(obj, values):
+    changed = False
     for n, v in values.items():
         if v is _ABSENT:
             if n in vars(obj):
                 delattr(obj, n)
+                changed = True
         elif vars(obj).get(n, _ABSENT) is not v:
             setattr(obj, n, v)
+            changed = True
+    return changed
 
 
 def _hashable(v):

@@ -1814,3 +1814,30 @@ def test_batchnorm_with_a_cumulative_average_compiles_and_matches_eager():
     (eo, em, ev, en), (co, cm, cv, cn) = results
     assert en == cn == 5 and all(torch.allclose(a, b, atol=1e-6) for a, b in zip(eo, co))
     assert torch.allclose(em, cm, atol=1e-6) and torch.allclose(ev, cv, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["setattr", "class"])
+def test_state_written_under_a_name_the_code_does_not_spell_is_undone(kind):
+    # `setattr(stats, "k_" + str(n), t)` and `type(self).last = t` were not seen: the object kept a tracer
+    # (reading it raised ConcretizationTypeError) and later calls did not write it
+    class Stats:
+        pass
+
+    stats = Stats()
+
+    class Holder:
+        def fwd(self, x):
+            if kind == "setattr":
+                setattr(stats, "k_" + str(x.shape[0]), x.sum())
+            else:
+                type(self).last = x.sum()
+            return x * 2
+
+    h = Holder()
+    f = torch.compile(h.fwd)
+    for i in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            f(torch.ones(2) * i)
+        got = stats.k_2 if kind == "setattr" else Holder.last
+        assert got.item() == 2.0 * i
