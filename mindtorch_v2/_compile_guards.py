@@ -320,14 +320,19 @@ class _Found:
 @functools.lru_cache(maxsize=4096)
 def _names(code):
     """The global and attribute names a code object and the code nested in it (comprehensions, lambdas,
-    inner functions) use, and the strings it holds that could be names (`getattr(cfg, "scale", 1.0)`)."""
+    inner functions) use, and, where it calls getattr, hasattr, setattr, delattr or vars, the strings it holds
+    that could be names (`getattr(cfg, "scale", 1.0)`)."""
     names = dict.fromkeys(code.co_names)
+    by_string = not _BY_NAME.isdisjoint(code.co_names)  # (strings count where the code reads attributes by name)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names.update(dict.fromkeys(_names(c)))
-        elif type(c) is str and c.isidentifier():
+        elif by_string and type(c) is str and c.isidentifier():
             names[c] = None
     return tuple(names)
+
+
+_BY_NAME = frozenset(("getattr", "hasattr", "setattr", "delattr", "vars"))  # (not dict keys: batch["step"])
 
 
 _ABSENT = object()

@@ -1841,3 +1841,23 @@ def test_state_written_under_a_name_the_code_does_not_spell_is_undone(kind):
             f(torch.ones(2) * i)
         got = stats.k_2 if kind == "setattr" else Holder.last
         assert got.item() == 2.0 * i
+
+
+def test_a_dict_key_is_no_attribute_guard():
+    # string constants counted as names everywhere: `metrics["step"]` made an unread `trainer.step`, bumped
+    # every call, a guard (a new signature per call); they count where the code reads attributes by name
+    class Trainer:
+        def __init__(self):
+            self.w, self.step = torch.ones(3), 0
+
+    trainer = Trainer()
+    metrics = {"step": 1.0}
+
+    def f(x):
+        return x * trainer.w * metrics["step"]
+
+    cf = torch.compile(f)
+    for _ in range(4):
+        trainer.step += 1
+        assert torch.equal(cf(torch.ones(3)), f(torch.ones(3)))
+    assert counters["traces"] == 1
