@@ -342,17 +342,25 @@ def vjp(func, *primals, has_aux=False):
 
     def vjp_fn(*cotangents):
         ct = cotangents[0] if len(cotangents) == 1 else cotangents
-        outs, cts = tree_flatten(out)[0], tree_flatten(_values(ct))[0]
-        for i, (o, c) in enumerate(zip(outs, cts)):
-            if tuple(getattr(c, "shape", ())) != tuple(o.shape):
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(c.shape)} and "
-                                   f"output[{i}] has a shape of {Size(o.shape)}.")
+        _check_cotangents(tree_flatten(out)[0], tree_flatten(_values(ct))[0])
         return _in_order(_tensors(_conj_complex(tuple(pull(_conj_complex(_values(ct)))))), primals_like)
 
     vjp_fn = _outer_autograd(vjp_fn, None)  # (a cotangent that requires grad: the result is linear in it)
     if has_aux:
         return _in_order(_tensors(out), out_like), vjp_fn, _in_order(_tensors(res[2]), _aux_skeleton(seen, True))
     return _in_order(_tensors(out), out_like), vjp_fn
+
+
+def _check_cotangents(outs, cts):
+    """PyTorch's error for a cotangent whose shape is not its output's."""
+    for i, (o, c) in enumerate(zip(outs, cts)):
+        if tuple(getattr(c, "shape", ())) != tuple(o.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(c.shape)} and "
+                               f"output[{i}] has a shape of {Size(o.shape)}.")
+
+
+def _or_zeros(g, like):
+    return g if g is not None else like.new_zeros(like.shape)
 
 
 def _tape_vjp(func, primals, has_aux):
@@ -367,17 +375,13 @@ def _tape_vjp(func, primals, has_aux):
 
     def vjp_fn(*cotangents):
         ct = cotangents[0] if len(cotangents) == 1 else cotangents
-        cts = [c for c in _pytree.tree_flatten(ct)[0]]
-        for i, (o, c) in enumerate(zip(out_flat, cts)):
-            if tuple(getattr(c, "shape", ())) != tuple(o.shape):
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(c.shape)} and "
-                                   f"output[{i}] has a shape of {Size(o.shape)}.")
+        cts = _pytree.tree_flatten(ct)[0]
+        _check_cotangents(out_flat, cts)
         live = [(o, c) for o, c in zip(out_flat, cts) if o.requires_grad]
         grads = iter(_autograd_grad([o for o, _ in live], wrt, grad_outputs=[c for _, c in live],
                                     retain_graph=True, create_graph=True, allow_unused=True) if live else
                      [None] * len(wrt))
-        leaves = [(g if g is not None else t.new_zeros(t.shape)) if isinstance(t, Tensor) else t
-                  for t in ins for g in ([next(grads)] if isinstance(t, Tensor) else [None])]
+        leaves = [t if not isinstance(t, Tensor) else _or_zeros(next(grads), t) for t in ins]
         return tuple(_pytree.tree_unflatten(leaves, spec))
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)

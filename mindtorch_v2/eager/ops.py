@@ -742,17 +742,11 @@ def _check_index_values(idx, size, dim, op):
 
 def checked_index(idx, size, error, message):
     """idx (a Tensor of indices) with every value in [0, size), else `error` (a name) with message.format(the
-    bad value): now for concrete values, when the program runs for traced ones (core.check_index)."""
-    v = idx._value()
+    bad value), by core.check_index: now for concrete values, when the program runs for traced ones."""
     if idx.device.type == "meta" or not idx.numel():
         return idx
-    if not isinstance(v, core.Array):
-        return _w(core.check_index(v, lo=0, hi=size, error=error, message=message))
-    a = np.asarray(v)
-    lo, hi = a.min(), a.max()
-    if lo >= 0 and hi < size:
-        return idx
-    raise (IndexError if error == "IndexError" else RuntimeError)(message.format(int(lo if lo < 0 else hi)))
+    checked = core.check_index(idx._value(), lo=0, hi=size, error=error, message=message)
+    return idx if type(checked) is core.Array else _w(checked)
 
 
 def _bounds_as_runtime_error(fn, *args):

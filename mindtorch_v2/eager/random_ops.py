@@ -517,6 +517,13 @@ def _traced_key(generator):
     return k
 
 
+def _transform_key(generator):
+    """The key a draw takes inside vmap (its randomness) or a torch.compile trace (for the default generator),
+    else None: the generator draws."""
+    k = _vmap_key()
+    return _traced_key(generator) if k is None else k
+
+
 def _vmap_key():
     """The next key of the innermost vmap's randomness, or None outside vmap."""
     stack = getattr(_vmap_rng, "stack", None)
@@ -540,9 +547,7 @@ def _check_generator(generator):
 def _draw(shape, dtype, device, generator, host, keyed):
     """The value of a random op: host(generator, n) -> NumPy (ATen's stream), keyed(key) under vmap, zeros on
     meta (a shape only; the generator does not advance)."""
-    k = _vmap_key()
-    if k is None:
-        k = _traced_key(generator)
+    k = _transform_key(generator)
     if k is not None:
         return keyed(k)
     g = _check_generator(generator)
@@ -725,9 +730,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
             raise RuntimeError("cannot sample n_sample <= 0 samples")
         if not replacement and num_samples > input.shape[-1]:
             raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-        k = _vmap_key()
-        if k is None:
-            k = _traced_key(generator)
+        k = _transform_key(generator)
         if k is not None:
             return Tensor._from_value(_keyed_multinomial(k, input._value(), num_samples, replacement))
     probs = np.asarray(input.detach())
@@ -798,9 +801,7 @@ def _fill(self, name, host, keyed, generator=None):
     shape = tuple(self.shape)
 
     def compute():
-        k = _vmap_key()
-        if k is None:
-            k = _traced_key(generator)
+        k = _transform_key(generator)
         if k is not None:
             return keyed(k, shape)
         if self.device.type == "meta":

@@ -538,11 +538,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             padding_idx += num
         elif padding_idx >= num:
             raise AssertionError("Padding_idx must be within num_embeddings")
-    values = concrete(input)
-    if values is not None and values.size and (values.min() < 0 or values.max() >= num):
-        raise IndexError("index out of range in self")
-    if values is None:  # (traced: the program checks them; a negative one would wrap to the last rows)
-        input = checked_index(input, num, "IndexError", "index out of range in self")
+    # (checked now, or, traced, when the program runs: a negative one would wrap to the last rows)
+    input = checked_index(input, num, "IndexError", "index out of range in self")
     flat = input.reshape(-1).long()
     if max_norm is not None:
         with no_grad():

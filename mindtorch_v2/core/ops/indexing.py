@@ -36,9 +36,16 @@ def _require_int(name, idx):
         raise TypeError(f"{name}: indices must be an integer array, got {idx.dtype.name}")
 
 
+def _out_of_range(idx, lo, hi):
+    """The first value of idx outside [lo, hi), or None."""
+    if idx.size and (idx.min() < lo or idx.max() >= hi):
+        return int(idx[(idx < lo) | (idx >= hi)].flat[0])
+    return None
+
+
 def _check_bounds(name, idx, size, axis):
-    if idx.size and (idx.min() < -size or idx.max() >= size):
-        bad = idx[(idx < -size) | (idx >= size)].flat[0]
+    bad = _out_of_range(idx, -size, size)
+    if bad is not None:
         raise IndexError(f"{name}: index {bad} is out of bounds for axis {axis} with size {size}")
 
 
@@ -62,9 +69,9 @@ check_index_p.batch = lambda vals, bdims, **params: (check_index_p.bind(vals[0],
 
 @check_index_p.def_impl("cpu")
 def _check_index_cpu(idx, *, lo, hi, error, message):
-    if idx.size and (idx.min() < lo or idx.max() >= hi):
-        bad = idx[(idx < lo) | (idx >= hi)].flat[0]
-        raise (IndexError if error == "IndexError" else RuntimeError)(message.format(int(bad)))
+    bad = _out_of_range(idx, lo, hi)
+    if bad is not None:
+        raise (IndexError if error == "IndexError" else RuntimeError)(message.format(bad))
     return idx
 
 
