@@ -533,6 +533,49 @@ def test_a_lowering_variant_runs_where_it_measures_faster_with_the_same_bits(mon
     assert fusion.same_bits(np.asarray(f(x, w)), want)
 
 
+def test_the_blas_gemm_variant_runs_where_it_measures_faster_writing_matmuls_bits_in_c_order(monkeypatch):
+    from mindtorch_v2.core import fusion
+    from mindtorch_v2.core.ops import decompositions
+    x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
+    want = np.asarray(x) @ np.asarray(w).T
+    times = iter([1.0, 1.0, 0.5])  # the lowering, the swapped GEMM, then the BLAS call: the last wins
+    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
+    f = core.jit(_linear)
+    np.testing.assert_array_equal(np.asarray(f(x, w)), want)
+    assert decompositions._matmul_blas in f.lower(x, w)._lowerings
+    got = np.asarray(f(x, w))
+    assert got.flags.c_contiguous and fusion.same_bits(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_the_blas_gemm_gives_matmuls_bits_for_c_and_fortran_operands_into_any_out(dtype):
+    from mindtorch_v2.core.ops import _blas_gemm
+    rng = np.random.default_rng(3)
+    for m, k, n in [(128, 784, 512), (33, 70, 129), (2, 3, 2)]:
+        a0 = rng.standard_normal((m, k)).astype(dtype)
+        b0 = rng.standard_normal((k, n)).astype(dtype)
+        for a in (a0, np.asfortranarray(a0)):
+            for b in (b0, np.asfortranarray(b0), np.ascontiguousarray(b0.T).T):
+                assert _blas_gemm.gemm_applies(a, b)
+                want = np.matmul(a, b)
+                got = _blas_gemm.gemm_c_order(a, b)
+                assert got.flags.c_contiguous and got.tobytes() == np.ascontiguousarray(want).tobytes()
+                for out in (np.full((m, n), np.nan, dtype), np.asfortranarray(np.full((m, n), np.nan, dtype))):
+                    # (beta = 0: the NaNs in out are not read; a Fortran out gets a copy written back)
+                    assert _blas_gemm.gemm_c_order(a, b, out) is out
+                    assert np.ascontiguousarray(out).tobytes() == got.tobytes()
+
+
+def test_the_blas_gemm_is_not_offered_for_vectors_mixed_dtypes_or_strided_operands():
+    from mindtorch_v2.core.ops import _blas_gemm
+    m = np.ones((4, 4), np.float32)
+    assert not _blas_gemm.gemm_applies(np.ones((1, 4), np.float32), m)  # (NumPy: GEMV, other bits)
+    assert not _blas_gemm.gemm_applies(m, np.ones((4, 1), np.float32))
+    assert not _blas_gemm.gemm_applies(m, m.astype(np.float64))
+    assert not _blas_gemm.gemm_applies(m.astype(np.int64), m.astype(np.int64))
+    assert not _blas_gemm.gemm_applies(np.ones((8, 8), np.float32)[::2], m)
+
+
 def test_where_with_a_zero_dimensional_value_may_run_as_a_copy_and_a_masked_fill(monkeypatch):
     from mindtorch_v2.core import fusion
     from mindtorch_v2.core.ops import elementwise
@@ -555,11 +598,12 @@ def test_a_variant_is_not_used_where_it_is_slower_or_its_bits_differ(monkeypatch
     from mindtorch_v2.core.ops import decompositions
     x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
     want = np.asarray(x) @ np.asarray(w).T
-    times = iter([0.5, 1.0])
+    times = iter([0.5, 1.0, 1.0])  # the lowering, then its two variants
     monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
     f = core.jit(_linear)
     f(x, w)
     assert decompositions._matmul_swapped not in f.lower(x, w)._lowerings
+    assert decompositions._matmul_blas not in f.lower(x, w)._lowerings
 
     def off_by_one(a, b):
         return np.matmul(a, b) + 1

@@ -23,6 +23,7 @@ from .. import dtypes as dt
 from ..primitive import Primitive
 from . import _family
 from ._family import broadcast_shapes, move_to_front, sum_to_shape
+from ._blas_gemm import gemm_applies, gemm_c_order
 from ._transpose_kernel import transpose_copy
 from .creation import arange, eye
 from .elementwise import (abs, add, cast, conj, div, eq, ge, imag, le, logical_or, lt, mul, neg, real,
@@ -144,9 +145,20 @@ _matmul_swapped.fresh_result = True
 _matmul_swapped.accepts_out = _plain_gemm
 
 
+def _matmul_blas(a, b, out=None):
+    """a @ b by one BLAS call writing the C-ordered result itself (_blas_gemm: no transpose copy)."""
+    return gemm_c_order(a, b, out)
+
+
+_matmul_blas.fresh_result = True
+_matmul_blas.accepts_out = _plain_gemm
+
+
 def _matmul_variants(a, b):
     """The other lowerings of this product, for jit to choose among by measurement (staging._fastest)."""
-    return (_matmul_swapped,) if a.ndim == 2 and b.ndim == 2 and a.shape[1] > 1 and a.size and b.size else ()
+    if not (a.ndim == 2 and b.ndim == 2 and a.shape[1] > 1 and a.size and b.size):
+        return ()
+    return (_matmul_swapped, _matmul_blas) if gemm_applies(a, b) else (_matmul_swapped,)
 
 
 _matmul_cpu.variants = _matmul_variants
