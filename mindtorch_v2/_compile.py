@@ -80,6 +80,7 @@ import collections
 import copy
 import functools
 import logging
+import math
 import random
 import sys
 import warnings
@@ -88,6 +89,7 @@ import weakref
 import numpy as np
 
 from . import core
+from .core import _hugepages
 from .core.array import aval as _aval
 from .core.array import make as _make
 from .core.primitive import new_main
@@ -230,7 +232,7 @@ class _Entry:
     outputs to the grads of the differentiable inputs."""
 
     __slots__ = ("fwd", "bwd", "template", "n_ret", "ret_rg", "mutated", "bumps", "grads", "diff_in",
-                 "diff_out", "n_res", "bwd_has", "donating", "released", "saved_inputs", "aliases",
+                 "diff_out", "n_res", "bwd_has", "donating", "released", "saved_inputs", "aliases", "to_huge_pages",
                  "spent", "random")
 
     def __init__(self):
@@ -239,6 +241,7 @@ class _Entry:
         self.bwd = None
         self.donating = None
         self.released = ()
+        self.to_huge_pages = ()
 
 
 class _Boundary:
@@ -413,6 +416,9 @@ def _trace(fn, args, kwargs, found, storages):
         # So do the old grads it replaces unread: the new grads are written into them
         lent = sorted(set(mutated) | {pos for _, _, pos in e.released})
         e.donating = _program(joint, lent) if lent else None
+        # (an old grad lent is overwritten unread: its value need not move)
+        e.to_huge_pages = tuple((k, k in mutated) for k in lent if _hugepages.AVAILABLE
+                                and invars[k].dtype.np.itemsize * math.prod(invars[k].shape) >= _hugepages.MIN_BYTES)
         return e
     e.diff_in = [ids[id(t)] for t in diff_in]
     e.diff_out = diff_out
@@ -454,8 +460,33 @@ def _donatable(a, in_storage=True):
     (in_storage) only, not shared with a clone, a saved tensor or the user; its buffer held by it alone and
     writable. (getrefcount also counts `a` and its own argument; for the buffer, `buf` and the argument.)"""
     buf = a._buf
-    return (type(buf) is np.ndarray and buf.flags.writeable and buf.base is None
+    return (type(buf) is np.ndarray and buf.flags.writeable and _hugepages.owned(buf)
             and sys.getrefcount(a) <= 3 + in_storage and sys.getrefcount(buf) <= 3)
+
+
+def _to_huge_pages(e, ins):
+    """Move the big buffers lent to the program onto huge pages (core/_hugepages.py), once: the program then
+    writes each step's weights and grads in place there. e.to_huge_pages: (input position, whether the
+    program reads its value) for the lent inputs of MIN_BYTES or more. Returns the buffers moved."""
+    moved = []
+    for k, read in e.to_huge_pages:
+        a = ins[k]
+        if not _hugepages.on_huge_pages(a._buf):
+            buf = _hugepages.empty(a._buf.shape, a._buf.dtype)
+            if read:
+                np.copyto(buf, a._buf)
+            ins[k] = _make(buf, a.shape, a.dtype, a.device)
+            moved.append((k, buf))
+    return moved
+
+
+def _kept_in_place(e, moved, outs):
+    """Stop moving the inputs whose moved buffer the program did not write its result into (a fused run with
+    two results writes fresh buffers): each call would move them again."""
+    written = {id(v._buf) for v in outs}
+    dropped = {k for k, buf in moved if id(buf) not in written}
+    if dropped:
+        e.to_huge_pages = tuple(m for m in e.to_huge_pages if m[0] not in dropped)
 
 
 # ---------------------------------------------------------------------------
@@ -483,7 +514,10 @@ def _run(e, found, storages):
                 old = ins[pos]
                 ins[pos] = _make(np.empty(old._buf.shape, old._buf.dtype), old.shape, old.dtype, old.device)
     if e.donating is not None and all(_donatable(ins[k]) for k in e.mutated):
+        moved = _to_huge_pages(e, ins) if e.to_huge_pages else None
         outs = e.donating(ins, owned=True)  # (each lent buffer checked just now: mutated ones here, old grads above)
+        if moved:
+            _kept_in_place(e, moved, outs)
     else:
         outs = e.fwd(ins)
     values = _land(e, found, storages, outs)

@@ -35,6 +35,7 @@ import warnings
 
 import numpy as np
 
+from . import _hugepages
 from . import buffer_plan as _buffer_plan
 from . import fusion as _fusion
 from .array import Array, ArrayBase, aval as _aval, make as _make
@@ -170,7 +171,7 @@ class Executable:
         if self._arena_spec:
             # each running call takes an arena of its own (a second thread makes a second one)
             arenas = self._arenas
-            arena = arenas.pop() if arenas else [np.empty(shape, dtype) for shape, dtype in self._arena_spec]
+            arena = arenas.pop() if arenas else _hugepages.empty_many(self._arena_spec)
             try:
                 outs = run(*bufs, arena)
             finally:
@@ -190,7 +191,7 @@ class Executable:
             a = arrays[i]
             buf = bufs[i]
             # (getrefcount counts the Array's reference, `bufs`, `buf` and its own argument)
-            if (sys.getrefcount(buf) <= 4 and type(buf) is np.ndarray and buf.base is None
+            if (sys.getrefcount(buf) <= 4 and type(buf) is np.ndarray and _hugepages.owned(buf)
                     and buf.flags.writeable and (once or counts[id(a)] == 1)):
                 _set_buf(a, _DELETED)
                 continue
