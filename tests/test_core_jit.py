@@ -635,6 +635,29 @@ def test_a_fused_run_writes_over_a_donated_input_through_its_in_place_kernel(mon
         assert np.asarray(r).tobytes() == want.tobytes()
 
 
+def test_a_fused_run_with_two_results_writes_each_over_a_donated_input(monkeypatch):
+    pytest.importorskip("numba")
+    from mindtorch_v2.core import fusion
+    times = iter([1.0] + [0.5] * 10)  # op by op, then the kernel: the kernel wins
+    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
+    w, m, g = arr(5000, seed=1), arr(5000, seed=2), arr(5000, seed=3)
+
+    def momentum_step(w, m, g):  # SGD with momentum: the new buffer and the new weight, one fused run
+        m = m * 0.9 + g
+        return w - 0.01 * m, m
+    want = [np.asarray(r) for r in momentum_step(w, m, g)]
+    step = core.jit(momentum_step, donate_argnums=(0, 1))
+    step(core.asarray(np.asarray(w).copy()), core.asarray(np.asarray(m).copy()), g)  # the probe's call
+    w3, m3 = core.asarray(np.asarray(w).copy()), core.asarray(np.asarray(m).copy())
+    addresses = {b.__array_interface__["data"][0] for b in (w3._buf, m3._buf)}
+    got = step(w3, m3, g)  # the generated program: one kernel writing both results over the donated buffers
+    exe = step.lower(core.asarray(np.asarray(w)), core.asarray(np.asarray(m)), g)
+    assert exe.fused == 1 and "out=(i" in exe.source
+    assert {r._buf.__array_interface__["data"][0] for r in got} == addresses
+    for r, x in zip(got, want):
+        assert np.asarray(r).tobytes() == x.tobytes()
+
+
 def test_fused_kernels_read_any_rank_and_take_non_contiguous_arrays_as_copies(monkeypatch):
     pytest.importorskip("numba")
     from mindtorch_v2.core import fusion

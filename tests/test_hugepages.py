@@ -91,15 +91,35 @@ def test_a_compiled_training_step_updates_big_weights_and_grads_in_place_on_huge
     assert not _hugepages.on_huge_pages(model[2].weight._storage.value._buf)  # 20 KB: NumPy's
 
 
+def test_momentum_sgd_writes_weights_and_buffers_in_place_on_huge_pages():
+    model, opt, step = _train_both(momentum=0.9)
+    w = model[0].weight
+    buffers = lambda: {id(w._storage.value._buf), id(opt.state[w]["momentum_buffer"]._storage.value._buf)}  # noqa: E731
+    x, y = torch.randn(32, 784), torch.randint(0, 10, (32,))  # (the signature _train_both compiled)
+    for _ in range(2):  # (_train_both read the weights as numpy: exported buffers are not lent again; the first
+        step(x, y)  # step makes new ones, the second moves them onto huge pages)
+    before = buffers()
+    step(x, y)
+    assert buffers() == before  # (the two may trade places: both die in that run, both have its shape)  # (the one fused run's two results go over the two donated buffers)
+    assert _hugepages.on_huge_pages(w._storage.value._buf) == _hugepages.AVAILABLE
+
+
 def test_a_buffer_the_program_does_not_write_in_place_is_moved_once_then_left_to_numpy(monkeypatch):
     moves = []
     real = _hugepages.empty
     monkeypatch.setattr(_hugepages, "empty", lambda shape, dtype: moves.append(shape) or real(shape, dtype))
-    model, opt, step = _train_both(momentum=0.9, steps=6)  # (momentum: W and its buffer come out of one fused
-    # run with two results, written to fresh buffers; without numba, op by op: in place)
-    assert len(moves) <= 6  # not once a step for each of them: at most one try per lent big input
-    w = model[0].weight
-    assert _hugepages.on_huge_pages(w.grad._storage.value._buf) == _hugepages.AVAILABLE
+    torch.manual_seed(0)
+    w = torch.randn(512, 512) / 30  # 1 MiB
+    m = torch.eye(512)
+
+    @torch.compile
+    def rotate():
+        w.copy_(w @ m)  # a GEMM's result: a new buffer each call, never the one lent
+
+    for _ in range(6):
+        rotate()
+    assert len(moves) == (1 if _hugepages.AVAILABLE else 0)
+    np.testing.assert_allclose(w.numpy(), (torch.manual_seed(0), torch.randn(512, 512) / 30)[1].numpy())
 
 
 def test_a_weight_the_user_holds_as_numpy_is_not_written_over_and_moves_back_in_later():

@@ -22,14 +22,23 @@ def deaths(program, plan):
         for a in e.invars:
             if type(a) is Var and id(a) in last:
                 last[id(a)] = (k, a)
-        if k in plan and id(plan[k]) in last:
-            last[id(plan[k])] = (k, plan[k])
+        for t in _targets(plan.get(k)):
+            if id(t) in last:
+                last[id(t)] = (k, t)
     for a in program.outvars:
         last.pop(id(a), None)
     dies = [[] for _ in program.eqns]
     for k, v in last.values():
         dies[k].append(v)
     return dies
+
+
+def _targets(target):
+    """The vars whose buffers an equation writes into: none, one, or (a run with several results) a tuple with
+    None where a result gets a fresh buffer."""
+    if target is None:
+        return ()
+    return [t for t in target if t is not None] if type(target) is tuple else (target,)
 
 
 def accepts_out(f, e):
@@ -42,8 +51,9 @@ ARENA_BYTES = 256 << 20  # at most this much of an Executable's intermediates li
 
 
 def plan(jaxpr, lowerings, fix, donated, c_order):
-    """Which equations write into which dead buffer: {equation index: the var whose buffer it reuses}, and
-    which write into the arena: {equation index: (shape, dtype)}.
+    """Which equations write into which dead buffer: {equation index: the var whose buffer it reuses (a tuple
+    of them, or None, one per result, for a fused run with several)}, and which write into the arena:
+    {equation index: (shape, dtype)}.
 
     The arena: buffers the Executable keeps between calls for intermediates that never reach an output. A
     buffer allocated and freed on every call costs the allocator's page faults once it is large (glibc hands
@@ -156,6 +166,24 @@ def plan(jaxpr, lowerings, fix, donated, c_order):
                 arena[k] = (out.shape, out.dtype.np)
                 arena_bytes += out.dtype.np.itemsize * math.prod(out.shape)
                 in_arena.add(id(out))
+        if getattr(lowerings[k], "n_results", 1) > 1 and getattr(lowerings[k], "writes_inputs", False):
+            # a fused run with several results (an optimizer's momentum and weight): each may go over a dying
+            # input of the run with its aval, as the single-result case (a fresh buffer otherwise)
+            targets = []
+            for v in e.outvars:
+                kept = pinned[find(id(v))]
+                target = next((c for r in here for c in roots[r]
+                               if (c.shape, c.dtype) == (v.shape, v.dtype) and any(a is c for a in e.invars)
+                               and c_order.get(id(c)) and not (kept and id(c) in in_arena)
+                               and all(c is not t for t in targets)
+                               and all(a is c or type(a) is not Var or find(id(a)) != r for a in e.invars)), None)
+                targets.append(target)
+                if target is not None and id(target) in in_arena:
+                    in_arena.add(id(v))
+            if any(t is not None for t in targets):
+                plan[k] = tuple(targets)
+                for r in here:
+                    roots[r] = [c for c in roots[r] if all(c is not t for t in targets)]
         for r in here:
             for v in roots[r]:
                 if c_order.get(id(v)):

@@ -122,29 +122,34 @@ def fuse(eqns, lowerings, read, used_after):
     def run(*ins, out=None):
         # the kernels take the arrays as they are (C-ordered, any rank) and read them flat (a reshape in
         # Python costs ~0.3 us an array, numba's ~nothing: a GPT step runs ~70 fused runs of 3-4 arrays each).
-        # out: a dead buffer the jit plan hands over for the (single) result. When it is one of the inputs (one
-        # that dies here: the plan's in-place write, as `w - lr * g` into a donated w), a kernel that reads and
-        # writes that one parameter runs: a separate out parameter aliasing an input makes LLVM take its
-        # scalar fallback loop (~3x slower), one parameter does not (0.4M floats: 39 us, NumPy in place 74 us)
-        if out is not None:
-            for i, b in enumerate(ins):
-                if b is out:
-                    if not copy_in[0]:
-                        k = over.get(i)
-                        if k is None:
-                            k = over[i] = _kernel(eqns, lowerings, inputs, outputs, kinds, into=i)
-                        try:
-                            k(*ins, *extra)
-                            return [out]
-                        except _numba.reshape_errors():  # (a non-contiguous array: fresh results from now on)
-                            copy_in[0] = True
-                    out = None
-                    break
+        # out: buffers the jit plan hands over: for a single result, a dead buffer; for several, a tuple with,
+        # per result, one of the run's own inputs to write it over or None (a fresh buffer). An input written
+        # over (one that dies here: the plan's in-place write, as `w - lr * g` into a donated w) is written by a
+        # kernel that reads and writes that one parameter: a separate out parameter aliasing an input makes
+        # LLVM take its scalar fallback loop (~3x slower), one parameter does not (0.4M floats: 39 us, NumPy in
+        # place 74 us)
+        if out is not None and not copy_in[0]:
+            targets = out if type(out) is tuple else (out,)
+            into = tuple(None if t is None else next((i for i, b in enumerate(ins) if b is t), None)
+                         for t in targets)
+            if any(i is not None for i in into):
+                k = over.get(into)
+                if k is None:
+                    k = over[into] = _kernel(eqns, lowerings, inputs, outputs, kinds, into=into)
+                results = [np.empty(shape, dtype) if i is None else ins[i] for i in into]
+                try:
+                    k(*ins, *[b for b, i in zip(results, into) if i is None], *extra)
+                    return results
+                except _numba.reshape_errors():  # (a non-contiguous array: fresh results from now on)
+                    copy_in[0] = True
+        if type(out) is tuple or (out is not None and any(b is out for b in ins)):
+            out = None  # (written over an input only by the kernel above)
         outs = [np.empty(shape, dtype) if out is None or i else out for i in range(n_out)]
         return call(kernel, ins, outs)
     run.fresh_result = True
     run.accepts_out = n_out == 1
-    run.writes_inputs = n_out == 1  # the plan may hand it one of its own (full-shape, dying) inputs
+    run.writes_inputs = True  # the plan may hand it its own (full-shape, dying) inputs to write results over
+    run.n_results = n_out
     got = run(*bufs)
     want = _run_numpy(eqns, lowerings, inputs, bufs)
     want = [want[id(v)] for v in outputs]
@@ -174,7 +179,9 @@ def timed(fn):
 
 
 def _kernel(eqns, lowerings, inputs, outputs, kinds, into=None):
-    """The numba loop of a run; `into`: the input position its (single) result is written over."""
+    """The numba loop of a run; `into`: per result, the input position it is written over, or None (its own
+    out parameter); None: every result has its own."""
+    into = into or (None,) * len(outputs)
     names = {}
     params = []
     pre = []  # each array read flat (C-ordered: a view), a 0-d or one-element operand read once
@@ -189,12 +196,12 @@ def _kernel(eqns, lowerings, inputs, outputs, kinds, into=None):
         expr = _expression(f).format(*args, zero="ZERO")
         body.append(f"t{k} = {expr}")
         names[id(e.outvars[0])] = f"t{k}"
-    outs = [f"o{i}" for i in range(len(outputs))] if into is None else [f"x{into}"]
+    # (every read of element j comes before the writes of element j: a result may go over its own input)
+    outs = [f"o{m}" if i is None else f"x{i}" for m, i in enumerate(into)]
     body += [f"{o}[j] = {names[id(v)]}" for o, v in zip(outs, outputs)]
-    sig = params
-    if into is None:
-        sig = params + [o.upper() for o in outs]
-        pre += [f"    {o} = {o.upper()}.reshape(-1)" for o in outs]
+    own = [o for o, i in zip(outs, into) if i is None]
+    sig = params + [o.upper() for o in own]
+    pre += [f"    {o} = {o.upper()}.reshape(-1)" for o in own]
     if any(k in ("column", "row") for k in kinds):  # rows of n: j = r * n + c
         loop = [f"def kernel({', '.join(sig)}, n):", *pre,
                 f"    for r in range({outs[0]}.shape[0] // n):",

@@ -345,7 +345,9 @@ class Executable:
                     glob[f"P{k}"] = e.params
                     args.append(f"**P{k}")
                 target = plan.get(k)
-                if target is not None:
+                if type(target) is tuple:  # (a fused run's results: each over one of its inputs, or fresh)
+                    args.append(f"out=({''.join((names[id(t)] if t is not None else 'None') + ', ' for t in target)})")
+                elif target is not None:
                     args.append(f"out={names[id(target)]}")
                 elif k in slots:
                     args.append(f"out={slots[k]}")
