@@ -158,7 +158,9 @@ def _matmul_variants(a, b):
     """The other lowerings of this product, for jit to choose among by measurement (staging._fastest)."""
     if not (a.ndim == 2 and b.ndim == 2 and a.shape[1] > 1 and a.size and b.size):
         return ()
-    return (_matmul_swapped, _matmul_blas) if gemm_applies(a, b) else (_matmul_swapped,)
+    # (where BLAS takes the operands as they are, its call is the swapped GEMM without the transpose copy: timed
+    # warm the two tie, but the copy is one more pass over the result once the step's GEMMs have cooled the caches)
+    return (_matmul_blas,) if gemm_applies(a, b) else (_matmul_swapped,)
 
 
 _matmul_cpu.variants = _matmul_variants
