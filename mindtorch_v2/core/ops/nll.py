@@ -280,7 +280,7 @@ def _mean(total, denom, dtype):
 @nll_loss_p.def_impl("cpu")
 def _nll_cpu(x, t, w=None, *, ignore_index, reduction):
     n, c = x.shape[:2]
-    t3 = t.reshape(n, -1) if n else t.reshape(0, prod(t.shape[1:]))
+    t3 = t.reshape(n, prod(t.shape[1:]))
     x3 = x.reshape(n, c, t3.shape[1])
     kernels = _compiled(x.dtype)
     if kernels is not None:
@@ -305,7 +305,7 @@ def _nll_cpu(x, t, w=None, *, ignore_index, reduction):
 @nll_loss_backward_p.def_impl("cpu")
 def _nll_backward_cpu(g, t, w=None, *, ignore_index, reduction, num_classes):
     n, c = t.shape[0], num_classes
-    t3 = t.reshape(n, -1) if n else t.reshape(0, prod(t.shape[1:]))
+    t3 = t.reshape(n, prod(t.shape[1:]))
     out = np.zeros((n, c, t3.shape[1]), g.dtype)
     kernels = _compiled(g.dtype)
     if reduction == "mean":  # the forward's denominator, the same bits
