@@ -65,6 +65,9 @@ from .ops.reduction import (  # noqa: F401,A004
 from .ops.softmax import (  # noqa: F401,A004
     softmax_p, log_softmax_p,
 )
+from .ops.nll import (  # noqa: F401,A004
+    nll_loss_p, nll_loss_backward_p, nll_loss,
+)
 from .ops.scan import (  # noqa: F401,A004
     cumargmax_p, cumargmin_p, cumulative_sum, cumulative_prod, cumprod, cummax, cummin, logcumsumexp,
 )

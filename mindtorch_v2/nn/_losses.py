@@ -10,9 +10,10 @@ import warnings
 import numpy as np
 
 from ..core import float16, int64, uint8
+from ..core import nll_loss as _core_nll_loss
 from ..eager.creation import arange, full, tensor
 from ..eager.grad_mode import is_grad_enabled
-from ..eager.ops import checked_index, exp, log, log1p, log_softmax, minimum, sqrt, stack, where
+from ..eager.ops import exp, log, log1p, log_softmax, minimum, sqrt, stack, where
 from ..eager.tensor import Tensor, _named
 from ._utils import concrete, pad_last
 
@@ -151,35 +152,36 @@ def _class_targets(input, target, name):
     return input, target, False
 
 
-def _picked_nll(logp, target, weight, ignore_index):
-    """(loss, denominator, valid): loss = -w[t] * logp[t] per position (0 where t == ignore_index),
-    denominator = the summed w[t] that 'mean' divides by, valid = the mask of kept positions (None when
-    no position is ignored, which skips the masking ops)."""
-    c = logp.shape[1]
+def _nll(x, target, weight, ignore_index, reduction):
+    """-weight[t] * x[n, t, ...] per position (0 where t == ignore_index), reduced: core.nll_loss (one primitive
+    each way, PyTorch's nll_loss_forward / nll_loss_backward), after torch's checks of what is known now."""
     values = concrete(target)
-    valid = None
-    if values is not None:
+    if values is not None:  # (traced targets: nll_loss's lowering checks them when the program runs)
         kept = values[values != ignore_index]
         if kept.size:
             lo, hi = int(kept.min()), int(kept.max())
-            if lo < 0 or hi >= c:
+            if lo < 0 or hi >= x.shape[1]:
                 raise IndexError(f"Target {lo if lo < 0 else hi} is out of bounds.")
-        if kept.size != values.size:
-            valid = target != ignore_index
-    else:
-        valid = target != ignore_index
-    safe = target if valid is None else where(valid, target, 0)
-    if values is None:  # (traced: the program checks them; negative ones would wrap in the gather)
-        safe = checked_index(safe, c, "IndexError", "Target {} is out of bounds.")
-    picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
+    if weight is not None:
+        if weight.requires_grad and is_grad_enabled():
+            op = "nll_loss_forward" if x.ndim == 2 else "nll_loss2d_forward"
+            raise RuntimeError(f"The function '{op}' is not differentiable with respect to argument 'weight'. "
+                               "This input cannot have requires_grad True.")
+        if weight.dtype is not x.dtype:
+            weight = weight.to(x.dtype)
+    return _core_nll_loss(x, target, weight, ignore_index=int(ignore_index), reduction=reduction)
+
+
+def _smoothing_denominator(x, target, weight, ignore_index):
+    """(valid, denominator) for label smoothing: the mask of the positions kept (None when all are) and the
+    summed weight[t] over them that 'mean' divides by."""
+    values = concrete(target)
+    valid = None if values is not None and not (values == ignore_index).any() else target != ignore_index
     if weight is None:
-        if valid is None:
-            return -picked, float(target.numel()), None
-        return where(valid, -picked, 0.0), valid.sum(), valid
-    w = weight.to(logp.dtype).index_select(0, safe.reshape(-1)).reshape(safe.shape)
-    if valid is not None:
-        w = where(valid, w, 0.0)
-    return -picked * w, w.sum(), valid
+        return valid, float(target.numel()) if valid is None else valid.sum()
+    safe = target if valid is None else where(valid, target, 0)
+    w = weight.to(x.dtype).index_select(0, safe.reshape(-1)).reshape(safe.shape)
+    return valid, (w if valid is None else where(valid, w, 0.0)).sum()
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -189,18 +191,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_reduction(reduction)
     x, t, unbatched = _class_targets(input, target, "nll_loss")
     _check_weight(weight, x.shape[1])
-    loss, denom, _ = _picked_nll(x, t, weight, ignore_index)
-    if reduction == "none":
-        loss = loss.squeeze(0) if unbatched else loss
-    else:
-        loss = loss.sum() if reduction == "sum" else loss.sum() / denom
+    loss = _nll(x, t, weight, ignore_index, reduction)
+    if reduction == "none" and unbatched:
+        loss = loss.squeeze(0)
     return _nll_named(loss, x)
 
 
 def _nll_named(loss, x):
     """loss with torch's node name: NllLossBackward0 for (N, C) input, NllLoss2DBackward0 for (N, C, H, W)."""
     name = {2: "NllLossBackward0", 4: "NllLoss2DBackward0"}.get(x.ndim)
-    if x.ndim == 3:  # torch views (N, C, d) as (N, C, 1, d): a 'none' loss is that view's node
+    if x.ndim == 3 or x.ndim > 4:  # torch views (N, C, d...) as (N, C, 1, d): a 'none' loss is that view's node
         name = "ViewBackward0" if loss.ndim else "NllLoss2DBackward0"
     return loss if name is None else _named(loss, name, x)
 
@@ -231,14 +231,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return loss.sum()
         return loss.sum() / (input.numel() // c if c else 0)
     x, t, unbatched = _class_targets(logp, target, "cross_entropy")
-    nll, denom, valid = _picked_nll(x, t, weight, ignore_index)
-    if reduction == "none":
-        loss = nll
-    elif reduction == "sum":
-        loss = nll.sum()
-    else:
-        loss = nll.sum() / denom
+    loss = _nll(x, t, weight, ignore_index, reduction)
     if label_smoothing > 0.0:
+        valid, denom = _smoothing_denominator(x, t, weight, ignore_index)
         # torch: (1 - eps) * nll + eps / C * smooth, smooth = -sum_c w_c logp_c (0 at ignored positions);
         # 'mean' divides both by the same summed target weights
         xs = x if weight is None else x * weight.reshape((1, c) + (1,) * (x.ndim - 2))
