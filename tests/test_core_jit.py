@@ -527,7 +527,7 @@ def test_a_lowering_variant_runs_where_it_measures_faster_with_the_same_bits(mon
     f = core.jit(_linear)
     np.testing.assert_array_equal(np.asarray(f(x, w)), want)
     exe = f.lower(x, w)
-    variant, = decompositions._matmul_variants(np.asarray(x), np.asarray(w).T)
+    variant = decompositions._matmul_variants(np.asarray(x), np.asarray(w).T)[0]  # (the first: ties go to it)
     assert variant in exe._lowerings
     np.testing.assert_array_equal(np.asarray(f(x, w)), want)  # the generated code runs the variant
     assert np.asarray(f(x, w)).flags.c_contiguous  # in the layout the lowering gives
@@ -539,13 +539,18 @@ def test_the_blas_gemm_variant_runs_where_it_measures_faster_writing_matmuls_bit
     from mindtorch_v2.core.ops import decompositions
     x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
     want = np.asarray(x) @ np.asarray(w).T
-    times = iter([1.0, 0.5])  # the lowering, then the BLAS call: it wins
-    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
-    f = core.jit(_linear)
-    np.testing.assert_array_equal(np.asarray(f(x, w)), want)
-    assert decompositions._matmul_blas in f.lower(x, w)._lowerings
-    got = np.asarray(f(x, w))
-    assert got.flags.c_contiguous and fusion.same_bits(got, want)
+    for times, chosen in [([1.0, 0.5, 0.49], decompositions._matmul_blas),  # the swapped one ties: not chosen
+                          ([1.0, 0.5, 0.4], decompositions._matmul_swapped),  # faster by more than the margin
+                          ([1.0, 1.2, 0.9], decompositions._matmul_swapped)]:  # faster than the lowering
+        times = iter(times)  # the lowering, the BLAS call, the swapped GEMM
+        monkeypatch.setattr(fusion, "timed", lambda fn, times=times: next(times))
+        f = core.jit(_linear)
+        np.testing.assert_array_equal(np.asarray(f(x, w)), want)
+        lowerings = f.lower(x, w)._lowerings
+        other = ({decompositions._matmul_blas, decompositions._matmul_swapped} - {chosen}).pop()
+        assert chosen in lowerings and other not in lowerings
+        got = np.asarray(f(x, w))
+        assert got.flags.c_contiguous and fusion.same_bits(got, want)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
@@ -599,7 +604,7 @@ def test_a_variant_is_not_used_where_it_is_slower_or_its_bits_differ(monkeypatch
     from mindtorch_v2.core.ops import decompositions
     x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
     want = np.asarray(x) @ np.asarray(w).T
-    times = iter([0.5, 1.0])  # the lowering, then its variant
+    times = iter([0.5, 1.0, 1.0])  # the lowering, then its two variants
     monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
     f = core.jit(_linear)
     f(x, w)
