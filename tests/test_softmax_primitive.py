@@ -58,3 +58,26 @@ def test_one_node_each_with_pytorchs_names_and_gradients():
     assert torch.autograd.gradgradcheck(lambda t: torch.log_softmax(t, 0), (x,))
     jaxpr = core.make_jaxpr(lambda v: core.log_softmax(v, 1))(core.asarray(np.ones((2, 3), np.float32)))
     assert [e.prim.name for e in jaxpr.eqns] == ["log_softmax"]
+
+
+@pytest.mark.parametrize("shape", [(128, 10), (3, 4, 2), (5, 32), (7, 33)])
+def test_short_rows_take_the_column_wise_max_with_the_same_bits(shape):
+    from mindtorch_v2.core.ops import softmax
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal(shape).astype(dtype) * 4
+        flat = x.reshape(-1, shape[-1])
+        flat[0, :2] = [0.0, -0.0]
+        flat[1, :2] = [-0.0, 0.0]
+        flat[2, :] = -np.inf
+        flat[2, 1] = -0.0
+        flat[3, 0] = np.nan
+        flat[4, 1] = np.inf
+        axis = (x.ndim - 1,)
+        m = np.maximum.reduce(x, axis=axis, keepdims=True)  # the general path's max
+        m = np.where(np.isfinite(m), m, m.dtype.type(np.nan))
+        want = x - m
+        got = softmax._shifted(x, axis)
+        assert got.tobytes() == want.tobytes()
+        lse = softmax._log_softmax_cpu(x, axis=axis)
+        assert lse.tobytes() == (want - np.log(softmax._sum_exp(np.exp(want), axis))).tobytes()

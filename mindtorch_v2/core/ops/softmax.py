@@ -44,11 +44,22 @@ softmax_p.batch = _reduce_batch(softmax_p)
 
 def _shifted(x, axis):
     """x minus its max over `axis` (kept), the max nan where it is infinite."""
-    m = np.maximum.reduce(x, axis=axis if x.ndim else None, keepdims=True)
+    n = x.shape[-1] if x.ndim else 0
+    if 1 < n <= _SHORT_ROWS and axis == (x.ndim - 1,) and x.flags.c_contiguous:
+        # short rows (classes of a classifier): NumPy's max runs a loop per row (6.7 us at (128, 10)); over the
+        # Fortran-ordered copy it is one elementwise maximum per column (2.1 us). A max is exact in any order
+        # (signed zeros aside, which cannot change a result: see the tests)
+        rows = np.asfortranarray(x.reshape(-1, n))
+        m = np.maximum.reduce(rows, axis=1).reshape(x.shape[:-1] + (1,))
+    else:
+        m = np.maximum.reduce(x, axis=axis if x.ndim else None, keepdims=True)
     finite = np.isfinite(m)
     if not finite.all():
         m = np.where(finite, m, m.dtype.type(np.nan))
     return x - m
+
+
+_SHORT_ROWS = 32
 
 
 def _sum_exp(e, axis):
