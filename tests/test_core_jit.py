@@ -664,6 +664,38 @@ def test_a_fused_run_with_two_results_writes_each_over_a_donated_input(monkeypat
         assert np.asarray(r).tobytes() == x.tobytes()
 
 
+def test_results_nothing_reads_run_last_the_update_of_the_first_read_input_at_the_very_end(monkeypatch):
+    from mindtorch_v2.core import fusion
+    monkeypatch.setattr(fusion, "available", lambda: False)  # (op by op: each update its own mul and sub)
+    rng = np.random.default_rng(0)
+    w1, w2 = (core.asarray(rng.standard_normal((64, 64)).astype(np.float32)) for _ in range(2))
+    x = core.asarray(rng.standard_normal((8, 64)).astype(np.float32))
+
+    def step(w1, w2, x):  # a two-layer training step: forward, both grads, both updates
+        def loss(w1, w2):
+            return core.sum(core.tanh(core.tanh(x @ w1) @ w2))
+        g1, g2 = core.grad(loss, argnums=(0, 1))(w1, w2)
+        big = core.tanh(x @ w2)  # a temporary: what reads it is not moved past its death
+        # (the grads are results too, as torch.compile's .grad: an update then reads only inputs and results)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2, g1, g2, core.sum(big * 2.0)
+    f = core.jit(step)
+    want = [np.asarray(r) for r in step(w1, w2, x)]
+    for _ in range(2):
+        got = f(w1, w2, x)
+    assert all(np.asarray(r).tobytes() == v.tobytes() for r, v in zip(got, want))
+    exe = f.lower(w1, w2, x)
+    names = [e.prim.name for e in exe._eqns]
+    reads = [{id(a) for a in e.invars} for e in exe._eqns]
+    i0, i1 = (id(v) for v in exe.jaxpr.invars[:2])
+    update = {i: max(k for k, (n, r) in enumerate(zip(names, reads)) if n == "sub" and i in r) for i in (i0, i1)}
+    # both updates come after the backward's last product, w1's (read first by the next call) after w2's
+    last_backward = max(k for k, n in enumerate(names) if n == "matmul" and k < min(update.values()))
+    assert last_backward < update[i1] < update[i0]
+    # a chain moves whole: the sum of the temporary comes right after the temporary's own ops
+    k = names.index("sum", last_backward)
+    assert names[k - 3:k] == ["matmul", "tanh", "mul"] or names[k - 2:k] == ["tanh", "mul"]
+
+
 def test_fused_kernels_read_any_rank_and_take_non_contiguous_arrays_as_copies(monkeypatch):
     pytest.importorskip("numba")
     from mindtorch_v2.core import fusion
