@@ -417,8 +417,8 @@ def _trace(fn, args, kwargs, found, storages):
         lent = sorted(set(mutated) | {pos for _, _, pos in e.released})
         e.donating = _program(joint, lent) if lent else None
         # (an old grad lent is overwritten unread: its value need not move)
-        e.to_huge_pages = tuple((k, k in mutated) for k in lent if _hugepages.AVAILABLE
-                                and invars[k].dtype.np.itemsize * math.prod(invars[k].shape) >= _hugepages.MIN_BYTES)
+        e.to_huge_pages = tuple((k, k in mutated) for k in lent
+                                if _hugepages.worth(invars[k].dtype.np.itemsize * math.prod(invars[k].shape)))
         return e
     e.diff_in = [ids[id(t)] for t in diff_in]
     e.diff_out = diff_out
@@ -467,7 +467,7 @@ def _donatable(a, in_storage=True):
 def _to_huge_pages(e, ins):
     """Move the big buffers lent to the program onto huge pages (core/_hugepages.py), once: the program then
     writes each step's weights and grads in place there. e.to_huge_pages: (input position, whether the
-    program reads its value) for the lent inputs of MIN_BYTES or more. Returns the buffers moved."""
+    program reads its value) for the lent inputs big enough (_hugepages.worth). Returns the buffers moved."""
     moved = []
     for k, read in e.to_huge_pages:
         a = ins[k]

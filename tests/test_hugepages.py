@@ -26,12 +26,20 @@ def test_a_big_empty_array_is_c_ordered_writable_and_starts_on_a_huge_page_bound
 
 def test_small_arrays_stay_numpys():
     assert _hugepages.empty((100, 100), np.float32) is None  # 40 KB: a 2 MiB page would be mostly waste
+    assert _hugepages.empty((512, 512), np.float32) is None  # 1 MiB: half of one
+
+
+def test_a_page_is_huge_where_the_buffer_fills_three_quarters_of_it():
+    mib = 1 << 20
+    assert [_hugepages._huge_bytes(n) for n in (mib, 3 * mib // 2 - 1, 3 * mib // 2, 2 * mib, 2 * mib + mib // 5,
+                                                 3 * mib + 3 * mib // 5, 9 * mib)] == \
+        [0, 0, 2 * mib, 2 * mib, 2 * mib, 4 * mib, 8 * mib]
     bufs = _hugepages.empty_many([((10, 10), np.float32), ((3,), np.int64)])
     assert all(b.base is None for b in bufs)
 
 
 def test_many_buffers_share_one_mapping_each_aligned_and_disjoint():
-    specs = [((128, 512), np.float32), ((7,), np.float64), ((512, 512), np.float32), ((3, 5), np.int32)]
+    specs = [((256, 512), np.float32), ((7,), np.float64), ((512, 512), np.float32), ((3, 5), np.int32)]
     bufs = _hugepages.empty_many(specs)
     assert [(b.shape, b.dtype) for b in bufs] == [(s, np.dtype(d)) for s, d in specs]
     for k, b in enumerate(bufs):
@@ -44,8 +52,9 @@ def test_many_buffers_share_one_mapping_each_aligned_and_disjoint():
 def test_an_array_owns_its_mapping_until_someone_else_holds_it():
     assert _hugepages.owned(np.empty(4))
     assert not _hugepages.owned(np.empty(4)[1:])
-    a = _hugepages.empty((1 << 18,), np.float32)
-    if a is None:
+    a = _hugepages.empty((1 << 19,), np.float32)
+    if not _hugepages.AVAILABLE:
+        assert a is None
         return
     assert _hugepages.owned(a)
     held = a.base  # another reference to the mapping: its memory is no longer the array's alone
@@ -109,7 +118,7 @@ def test_a_buffer_the_program_does_not_write_in_place_is_moved_once_then_left_to
     real = _hugepages.empty
     monkeypatch.setattr(_hugepages, "empty", lambda shape, dtype: moves.append(shape) or real(shape, dtype))
     torch.manual_seed(0)
-    w = torch.randn(512, 512) / 30  # 1 MiB
+    w = torch.randn(768, 512) / 30  # 1.5 MiB
     m = torch.eye(512)
 
     @torch.compile
@@ -119,7 +128,7 @@ def test_a_buffer_the_program_does_not_write_in_place_is_moved_once_then_left_to
     for _ in range(6):
         rotate()
     assert len(moves) == (1 if _hugepages.AVAILABLE else 0)
-    np.testing.assert_allclose(w.numpy(), (torch.manual_seed(0), torch.randn(512, 512) / 30)[1].numpy())
+    np.testing.assert_allclose(w.numpy(), (torch.manual_seed(0), torch.randn(768, 512) / 30)[1].numpy())
 
 
 def test_a_weight_the_user_holds_as_numpy_is_not_written_over_and_moves_back_in_later():
@@ -151,7 +160,7 @@ def test_a_jit_programs_arena_lives_on_one_huge_page_mapping():
         np.testing.assert_allclose(np.asarray(g(x, w)), want, rtol=1e-5, atol=1e-4)
     exe = g.lower(x, w)
     arena = exe._arenas[0]
-    assert sum(b.nbytes for b in arena) >= _hugepages.MIN_BYTES
+    assert _hugepages.worth(sum(b.nbytes for b in arena)) == _hugepages.AVAILABLE
     assert all(_hugepages.on_huge_pages(b) == _hugepages.AVAILABLE for b in arena)
 
 

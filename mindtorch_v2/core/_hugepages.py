@@ -5,8 +5,10 @@ A GEMM reading a weight matrix that a step's other work has pushed out of the ca
 page as well as the cache misses (a VM's nested page tables make each miss a long walk): (128, 784) x
 (784, 512) float32 ran 1069 us warm and 1183 us with its operands flushed from cache on 4 KiB pages, 1052 us
 on 2 MiB pages. NumPy advises huge pages for its own allocations of 4 MiB and more; these buffers are smaller
-but live as long as the program that reuses them, so they get the same treatment from 1 MiB. Where the kernel
-offers no transparent huge pages (or the platform has no madvise) `empty` returns None and NumPy allocates.
+but live as long as the program that reuses them. Each 2 MiB page of a buffer is a huge page where the buffer
+fills at least three quarters of it (at most a quarter of a page wasted: a 1.5 MiB weight gets one, a 1 MiB one
+none, a 2.2 MiB one one huge page and its last 0.2 MiB on small pages). Where the kernel offers no transparent
+huge pages (or the platform has no madvise) `empty` returns None and NumPy allocates.
 
 An array here is a view of an anonymous private mapping (a `_Pages`, its `.base`), aligned to 2 MiB; the
 mapping is unmapped when the array is freed. `owned` tells a donation check that such an array's memory is
@@ -18,10 +20,9 @@ import sys
 
 import numpy as np
 
-__all__ = ["AVAILABLE", "MIN_BYTES", "empty", "empty_many", "owned", "on_huge_pages"]
+__all__ = ["AVAILABLE", "empty", "empty_many", "owned", "on_huge_pages", "worth"]
 
 _HUGE = 2 << 20
-MIN_BYTES = 1 << 20  # smaller buffers stay NumPy's (a 2 MiB page for less would waste more than half of it)
 _ALIGN = 64  # (a buffer within a shared mapping starts on a cache line, as NumPy's do)
 
 
@@ -44,33 +45,46 @@ class _Pages(mmap.mmap):
     __slots__ = ()
 
 
+def _huge_bytes(nbytes):
+    """How much of a buffer of nbytes, from a 2 MiB boundary, goes on huge pages: its whole 2 MiB pages, and its
+    last one where it fills three quarters of it."""
+    whole = nbytes // _HUGE * _HUGE
+    return whole + _HUGE if (nbytes - whole) * 4 >= _HUGE * 3 else whole
+
+
+def worth(nbytes):
+    """Whether a buffer of nbytes would get huge pages here."""
+    return AVAILABLE and _huge_bytes(nbytes) > 0
+
+
 def _mapping(nbytes):
     """(a _Pages of at least nbytes from a 2 MiB boundary, the offset of that boundary in it)."""
-    size = -(-nbytes // _HUGE) * _HUGE
-    pages = _Pages(-1, size + _HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    pages.madvise(mmap.MADV_HUGEPAGE)
+    # (virtual room for every 2 MiB page the buffer touches from a boundary: untouched pages cost no memory)
+    pages = _Pages(-1, -(-nbytes // _HUGE) * _HUGE + _HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     probe = np.frombuffer(pages, np.uint8, count=1)  # (its address; the probe lets go of the mapping at once)
     offset = -probe.ctypes.data % _HUGE
     del probe
+    pages.madvise(mmap.MADV_HUGEPAGE, offset, _huge_bytes(nbytes))
     return pages, offset
 
 
 def empty(shape, dtype):
-    """A new uninitialized C-ordered array on huge pages, or None (small, or no huge pages here)."""
+    """A new uninitialized C-ordered array on huge pages, or None (too small to be `worth` it, or no huge pages
+    here)."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    if not AVAILABLE or nbytes < MIN_BYTES:
+    if not worth(nbytes):
         return None
     pages, offset = _mapping(nbytes)
     return np.ndarray(shape, dtype, buffer=pages, offset=offset)
 
 
 def empty_many(specs):
-    """New uninitialized C-ordered arrays of these (shape, dtype)s, on one huge-page mapping when they come to
-    MIN_BYTES together, else NumPy's."""
+    """New uninitialized C-ordered arrays of these (shape, dtype)s, on one huge-page mapping where together they
+    are `worth` it, else NumPy's."""
     specs = [(tuple(shape), np.dtype(dtype)) for shape, dtype in specs]
     sizes = [-(-math.prod(shape) * dtype.itemsize // _ALIGN) * _ALIGN for shape, dtype in specs]
-    if not AVAILABLE or sum(sizes) < MIN_BYTES:
+    if not worth(sum(sizes)):
         return [np.empty(shape, dtype) for shape, dtype in specs]
     pages, offset = _mapping(sum(sizes))
     out = []
