@@ -184,24 +184,6 @@ def _nll_loop(x, t, w, weighted, ignore_index, loss, kept_w):
     return kept
 
 
-def _kept_loop(t, w, weighted, ignore_index, c, kept_w):
-    """_nll_loop without x: kept_w and the number of kept positions (-1 at a target out of [0, c))."""
-    n, d = t.shape
-    kept = 0
-    for i in range(n):
-        for j in range(d):
-            k = t[i, j]
-            if k == ignore_index:
-                kept_w[i, j] = 0
-                continue
-            if k < 0 or k >= c:
-                return -1
-            kept += 1
-            if weighted:
-                kept_w[i, j] = w[k]
-    return kept
-
-
 def _nll_grad_loop(g, per_position, t, w, weighted, ignore_index, out):
     """out[n, t, j] = -(g * w[t]) (g[n, j] per position, else g[0, 0]) at the kept positions of a zeroed out;
     returns 0, or -1 at the first target out of [0, C)."""
@@ -220,10 +202,16 @@ def _nll_grad_loop(g, per_position, t, w, weighted, ignore_index, out):
 
 @functools.cache
 def _kernels():
-    """(_nll_loop, _kept_loop, _nll_grad_loop) compiled by numba, or None without numba."""
+    """(_nll_loop, _nll_grad_loop) compiled by numba, or None without numba."""
     if not _numba.available():
         return None
-    return tuple(_numba.njit(f, boundscheck=False) for f in (_nll_loop, _kept_loop, _nll_grad_loop))
+    return tuple(_numba.njit(f, boundscheck=False) for f in (_nll_loop, _nll_grad_loop))
+
+
+@functools.lru_cache(maxsize=64)
+def _zeros(shape, dtype):
+    """A read-only broadcast zero of this shape (no memory of its own), made once per shape."""
+    return np.broadcast_to(dtype.type(0), shape)
 
 
 @functools.cache
@@ -311,7 +299,10 @@ def _nll_backward_cpu(g, t, w=None, *, ignore_index, reduction, num_classes):
     if reduction == "mean":  # the forward's denominator, the same bits
         if kernels is not None:
             kept_w = np.empty(t3.shape, g.dtype)
-            kept = kernels[1](t3, _no_weight(g.dtype) if w is None else w, w is not None, ignore_index, c, kept_w)
+            # (the forward's loop over a broadcast zero for x: its kept weights and count, the loss unused)
+            loss = kept_w if w is None else np.empty(t3.shape, g.dtype)
+            kept = kernels[0](_zeros((n, c, t3.shape[1]), g.dtype), t3, _no_weight(g.dtype) if w is None else w, w is not None, ignore_index, loss,
+                              kept_w)
             if kept < 0:
                 _raise_bad(t, ignore_index, c)
             kept_w = kept_w if w is not None else None
@@ -321,7 +312,7 @@ def _nll_backward_cpu(g, t, w=None, *, ignore_index, reduction, num_classes):
     g2 = g.reshape(t3.shape) if reduction == "none" else g.reshape(1, 1)
     if kernels is not None:
         wk = _no_weight(g.dtype) if w is None else w
-        if kernels[2](g2, reduction == "none", t3, wk, w is not None, ignore_index, out) < 0:
+        if kernels[1](g2, reduction == "none", t3, wk, w is not None, ignore_index, out) < 0:
             _raise_bad(t, ignore_index, c)
     else:
         valid = t3 != ignore_index
