@@ -157,5 +157,6 @@ from ._ops import ops  # noqa: E402,F401  (torch.ops)
 from .func import vmap  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401  (torch.distributions)
+from .distributions._samplers import binomial, poisson  # noqa: E402,F401  (torch.binomial, torch.poisson)
 from . import profiler  # noqa: E402,F401  (torch.profiler)
 from .compiler import compile  # noqa: E402,F401,A004  (torch.compile, after nn: OptimizedModule is a Module)

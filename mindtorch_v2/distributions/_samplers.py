@@ -15,6 +15,7 @@ point for large alpha, a bivariate rational fit elsewhere).
 import math
 
 from ..eager import grad_mode
+from ..eager.tensor import _named
 from . import _torch as torch
 from ._torch import autograd
 
@@ -145,7 +146,7 @@ def sample_dirichlet(concentration, generator=None):
     return x.clamp(min=tiny, max=1 - torch.finfo(x.dtype).eps / 2) if not _on_meta(x) else x
 
 
-def poisson(rate, generator=None):
+def _poisson(rate, generator=None):
     """Poisson(rate) counts as floats of rate's dtype (torch.poisson): Knuth's product of uniforms for
     rate < 10, Hormann's transformed rejection (PTRS) above."""
     if _on_meta(rate):
@@ -195,7 +196,7 @@ def _stirling_tail(k):
     return torch.lgamma(k + 1) - ((k + 0.5) * torch.log(k + 1) - (k + 1) + _HALF_LOG_2PI)
 
 
-def binomial(count, prob, generator=None):
+def _binomial(count, prob, generator=None):
     """Binomial(count, prob) draws as floats (torch.binomial): inversion by geometric waiting times when
     count * min(p, 1 - p) < 10, Hormann's BTRS otherwise; p > 1/2 is drawn as count - Binomial(count, 1 - p)."""
     count, prob = torch.broadcast_tensors(count, prob)
@@ -254,3 +255,57 @@ def binomial(count, prob, generator=None):
     k = torch.where(degenerate, torch.zeros_like(k), k)
     k = torch.where(flip, n - k, k)
     return k.to(count.dtype)
+
+
+# ---------------------------------------------------------------------------
+# torch.poisson and torch.binomial: the samplers with PyTorch's checks and autograd behaviour
+
+
+def poisson(input, generator=None):
+    """Counts drawn from Poisson(input) elementwise, as floats of input's dtype (torch.poisson). A rate that
+    requires grad gives a result that requires grad, whose gradient is zero (PyTorch's PoissonBackward0)."""
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"poisson_cpu" not implemented for \'{input.dtype.scalar_name}\'')
+    if not _on_meta(input) and input.numel() and bool(((input < 0) | input.isnan()).any()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    infinite = input.isinf() if not _on_meta(input) else None
+    rate = input if infinite is None or not bool(infinite.any()) else torch.where(infinite, 0.0, input)
+    draw = _poisson(rate, generator)
+    if infinite is not None and bool(infinite.any()):
+        draw = torch.where(infinite, input.detach(), draw)  # (an infinite rate: infinitely many)
+    return _zero_gradient(draw, input, "PoissonBackward0")
+
+
+def binomial(count, prob, generator=None):
+    """Successes in count trials of probability prob, elementwise, as floats (torch.binomial); its derivative is
+    not implemented, as PyTorch's."""
+    if not count.is_floating_point():
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{count.dtype.scalar_name}")
+    if not prob.is_floating_point():
+        raise ValueError(f"binomial only supports floating-point dtypes for prob, got: {prob.dtype.scalar_name}")
+    draw = _binomial(count, prob.clamp(0.0, 1.0) if not _on_meta(prob) else prob, generator)
+    if grad_mode.is_grad_enabled() and (count.requires_grad or prob.requires_grad):
+        return _NoDerivative.apply(draw, count, prob)
+    return draw
+
+
+def _zero_gradient(draw, rate, name):
+    """draw, tracking rate with a zero gradient where rate requires grad (a where over a condition never true
+    passes rate a zero, and draw's value untouched)."""
+    if not (grad_mode.is_grad_enabled() and rate.requires_grad):
+        return draw
+    never = torch.zeros(draw.shape, dtype=torch.bool, device=draw.device)
+    return _named(torch.where(never, rate, draw), name, rate)
+
+
+class _NoDerivative(autograd.Function):
+    """A draw that tracks its parameters but has no derivative (torch.binomial's NotImplemented node)."""
+
+    @staticmethod
+    def forward(ctx, draw, count, prob):
+        return draw.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("the derivative for 'binomial' is not implemented.")

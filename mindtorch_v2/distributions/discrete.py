@@ -73,7 +73,7 @@ class Binomial(ProbsOrLogits, Distribution):
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         with torch.no_grad():
-            return _samplers.binomial(self.total_count.expand(shape), self.probs.expand(shape))
+            return _samplers._binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         value = self._checked(value)
@@ -214,7 +214,7 @@ class Poisson(ExponentialFamily):
 
     def sample(self, sample_shape=()):
         with torch.no_grad():
-            return _samplers.poisson(self.rate.expand(self._extended_shape(sample_shape)))
+            return _samplers._poisson(self.rate.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
         value = self._checked(value)
