@@ -14,6 +14,7 @@ from .. import _numba
 from .. import dtypes as dt
 from ..array import Array, ArrayBase
 from ._family import elementwise_rule, unary_rule
+from ._transpose_kernel import transpose_copy
 from ..primitive import Primitive
 from . import _family
 from ._family import NEG_ONE, ONE, binary, broadcast_shapes, promote, scalar_array, sum_to_shape, unary
@@ -88,8 +89,15 @@ def stop_gradient(x):
 # identity with a new identity: the eager layer's clone. Values are immutable, so the lowering
 # shares a contiguous buffer (and makes others contiguous); a later in-place write to either copy
 # sees two owners and copies first.
-copy_p = unary("copy", lambda x: x if x.flags.c_contiguous else np.ascontiguousarray(x), kind="any",
-               linear=lambda t: t)
+def _c_ordered(x):
+    if x.flags.c_contiguous:
+        return x
+    if x.ndim == 2 and x.T.flags.c_contiguous:  # a transposed matrix (a weight's grad): copied by tiles
+        return transpose_copy(x.T)
+    return np.ascontiguousarray(x)
+
+
+copy_p = unary("copy", _c_ordered, kind="any", linear=lambda t: t)
 
 
 def copy(x):
