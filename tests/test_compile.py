@@ -1861,3 +1861,27 @@ def test_a_dict_key_is_no_attribute_guard():
         trainer.step += 1
         assert torch.equal(cf(torch.ones(3)), f(torch.ones(3)))
     assert counters["traces"] == 1
+
+
+def test_a_call_that_raises_leaves_a_buffer_it_would_update_in_place_untouched():
+    # the program's epilogue may be reordered (updates last), but an equation that raises on its data (nll_loss's
+    # target check) is not moved past an in-place write into a lent buffer: as in eager, the write after it in
+    # program order has not happened when it raises
+    import mindtorch_v2.nn.functional as F
+    w = torch.ones(1000)
+
+    @torch.compile
+    def f(x):
+        y = x * 3.0
+        t = (y[:, 0] > 0).long() * 7  # 7 is out of range for 4 classes where a row's first entry is positive
+        loss = F.nll_loss(y, t)
+        w.mul_(2.0)
+        return y, loss
+
+    ok = torch.tensor(-np.ones((5, 4), np.float32))
+    for _ in range(4):
+        f(ok)
+    before = w._storage.value._buf.copy()  # (not .numpy(): an exported buffer is never lent again)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        f(torch.tensor(np.ones((5, 4), np.float32)))
+    np.testing.assert_array_equal(w._storage.value._buf, before)

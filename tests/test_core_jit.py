@@ -749,3 +749,50 @@ def test_programs_are_silent_about_floating_point_edge_cases():
         out = f(core.zeros(3))
         out = f(core.zeros(3))  # the generated code, after the probe
     assert np.isnan(np.asarray(out)).all() or np.isinf(np.asarray(out)).any()
+
+
+def test_a_donated_input_returned_as_it_is_is_not_written_over_by_another_result():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.full((2, 3), 7, np.float32)
+    f = core.jit(lambda x, y: (y, x + x), donate_argnums=(1,))
+    for _ in range(2):  # (the probe's call, then the planned program)
+        y, twice = f(core.asarray(a.copy()), core.asarray(b.copy()))
+        np.testing.assert_array_equal(np.asarray(y), b)
+        np.testing.assert_array_equal(np.asarray(twice), a + a)
+
+
+def test_two_threads_calling_a_new_program_at_once_both_get_its_results():
+    import sys
+    import threading
+    rng = np.random.default_rng(0)
+    w, v = (core.asarray(rng.standard_normal((64, 64)).astype(np.float32)) for _ in range(2))
+    x = core.asarray(rng.standard_normal((8, 64)).astype(np.float32))
+
+    def step(w, v, x):
+        g, h = core.grad(lambda w, v: core.sum(core.tanh(core.tanh(x @ w) @ v)), argnums=(0, 1))(w, v)
+        return w - 0.1 * g, v - 0.1 * h, g, h
+    want = [np.asarray(r) for r in step(w, v, x)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # (switch threads often: both reach the first call's probe together)
+    try:
+        for _ in range(40):
+            f = core.jit(step)
+            got = [None, None]
+
+            def work(i, f=f, got=got):
+                try:
+                    for _ in range(3):
+                        got[i] = [np.asarray(r) for r in f(w, v, x)]
+                except Exception as exc:  # noqa: BLE001
+                    got[i] = exc
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for r in got:
+                assert not isinstance(r, Exception), r
+                for a, b in zip(r, want):
+                    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    finally:
+        sys.setswitchinterval(interval)

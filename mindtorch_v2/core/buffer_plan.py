@@ -118,8 +118,8 @@ def plan(jaxpr, lowerings, fix, donated, c_order):
         if not pinned[r]:
             dying[k].append(r)
     pool = collections.defaultdict(list)  # (shape, dtype) -> free vars' buffers
-    for v in jaxpr.invars:  # a donated input the program never reads is free from the start
-        if id(v) in donated_ids and find(id(v)) not in last and c_order.get(id(v)):
+    for v in jaxpr.invars:  # a donated input the program never reads (nor returns) is free from the start
+        if id(v) in donated_ids and find(id(v)) not in last and not pinned[find(id(v))] and c_order.get(id(v)):
             pool[(v.shape, v.dtype)].append(v)
             roots[find(id(v))] = []
     plan = {}

@@ -31,6 +31,7 @@ import functools
 import itertools
 import logging
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -137,7 +138,7 @@ class Executable:
     """One compiled signature of a jitted function: its optimized Jaxpr and the code that runs it."""
 
     __slots__ = ("jaxpr", "donated", "source", "fused", "_run", "_eqns", "_lowerings", "_fix", "_c_order", "_quiet",
-                 "_meta", "_warned", "_arena_spec", "_arenas", "_out_avals")
+                 "_meta", "_warned", "_arena_spec", "_arenas", "_out_avals", "_first")
 
     def __init__(self, jaxpr, donated):
         self.jaxpr = jaxpr
@@ -155,6 +156,7 @@ class Executable:
         self._arena_spec = ()    # (shape, dtype) of each arena buffer (see buffer_plan.plan)
         self._arenas = []        # idle arenas, one per call that has run at once
         self.fused = 0           # how many fused kernels the program runs
+        self._first = threading.Lock()  # the first call's probe and code generation run once, in one thread
 
     def __call__(self, arrays, owned=False):
         """The outputs for these input Arrays. owned: the caller has checked that each donated Array's buffer
@@ -166,8 +168,11 @@ class Executable:
         bufs = self._take_donations(arrays) if self.donated and not owned else [a._buf for a in arrays]
         run = self._run
         if run is None:  # the probe only reads; the plan's first run then gives this call's results
-            self._probe(bufs)
-            run = self._run = self._generate()
+            with self._first:  # (a second thread calling at once waits for the program, then runs it)
+                run = self._run
+                if run is None:
+                    self._probe(bufs)
+                    run = self._run = self._generate()
         if self._arena_spec:
             # each running call takes an arena of its own (a second thread makes a second one)
             arenas = self._arenas
@@ -390,8 +395,10 @@ def _written_last_read_first(jaxpr, eqns, lowerings, fix):
     update of a weight from its grad: nothing else reads them) run last, the one that reads the input the program reads first at the very end. A
     training step called again reads its first layer's weight first: updated last, it is still in cache (a
     784-512-512 MLP step: ~1% faster at batch 128, ~4% at 16). A chain moves whole, and only where that keeps
-    nothing alive longer than it lives anyway: what it reads from outside is an input, a result or 0-d.
-    Collectives keep their place."""
+    nothing alive longer than it lives anyway: what it reads from outside is an input, a result or 0-d. Only
+    arithmetic moves (ufuncs, fused runs of them: they cannot raise), so an equation that raises on its data (an
+    index check, nll_loss) still does so before the writes that follow it in place into donated buffers;
+    collectives keep their place."""
     inputs = {id(v) for v in jaxpr.invars}
     results = {id(v) for v in jaxpr.outvars}
     producer = {id(v): k for k, e in enumerate(eqns) for v in e.outvars}
@@ -405,7 +412,8 @@ def _written_last_read_first(jaxpr, eqns, lowerings, fix):
     def outside(a):  # an operand that lives anyway
         return type(a) is Literal or id(a) in inputs or id(a) in results or a.shape == ()
 
-    tail = {k for k, e in enumerate(eqns) if not e.effectful}
+    tail = {k for k, (e, f) in enumerate(zip(eqns, lowerings))
+            if not e.effectful and (isinstance(f, np.ufunc) or e.prim is _FUSED)}
     changed = True
     while changed:  # (drop what is read outside the tail, reads a temporary made outside it, or does not work
         changed = False  # on a result: computing from inputs alone is the program itself, not its epilogue)
