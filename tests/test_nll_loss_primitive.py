@@ -287,3 +287,45 @@ def test_traced_gradient_of_cross_entropy_is_a_few_equations():
         jaxpr = core.make_jaxpr(core.grad(loss))(x, t)
         assert len(jaxpr.eqns) <= 8, str(jaxpr)
         assert sum(e.prim is core.nll_loss_backward_p for e in jaxpr.eqns) == 1
+
+
+def test_core_derivatives_with_respect_to_the_weight_are_refused_not_zero():
+    x = core.asarray(np.random.default_rng(0).standard_normal((4, 3)))
+    t = core.asarray(np.array([0, 2, 1, 1]))
+    w = core.asarray(np.array([0.2, 1.0, 3.0]))
+    for reduction in ("sum", "mean", "none"):
+        def loss(w, reduction=reduction):
+            return core.sum(core.nll_loss(x, t, w, reduction=reduction))
+        with pytest.raises(NotImplementedError, match="derivative with respect to weight is not implemented"):
+            core.grad(loss)(w)
+        with pytest.raises(NotImplementedError, match="derivative with respect to weight is not implemented"):
+            core.jvp(loss, (w,), (core.asarray(np.ones(3)),))
+    # the input's derivatives, with the weight held constant, still run (both modes agree)
+    g = core.grad(lambda x: core.nll_loss(x, t, w, reduction="sum"))(x)
+    _, tangent = core.jvp(lambda x: core.nll_loss(x, t, w, reduction="sum"), (x,), (core.asarray(np.ones((4, 3))),))
+    assert np.isclose(float(np.asarray(tangent)), float(np.asarray(g).sum()))
+
+
+def test_the_torch_face_refuses_a_weight_of_another_dtype_and_a_float_ignore_index_as_pytorch():
+    x = torch.randn(4, 3, dtype=torch.float64).log_softmax(1)
+    t = torch.tensor([0, 1, 2, 1])
+    for f in (F.nll_loss, F.cross_entropy):  # (PyTorch 2.13's messages)
+        with pytest.raises(RuntimeError, match="expected scalar type Double but found Float"):
+            f(x, t, weight=torch.ones(3))
+    with pytest.raises(TypeError, match=r"nll_loss_nd\(\): argument 'ignore_index' \(position 5\) must be int, not "
+                                        "float"):
+        F.nll_loss(x, t, ignore_index=1.0)
+    with pytest.raises(TypeError, match=r"cross_entropy_loss\(\): argument 'ignore_index' \(position 5\) must be "
+                                        "int, not float"):
+        F.cross_entropy(x, t, ignore_index=1.0)
+    assert np.isclose(float(F.nll_loss(x, t, ignore_index=np.int64(1))), float(F.nll_loss(x, t, ignore_index=1)))
+
+
+def test_under_cpu_autocast_the_losses_run_in_float32_as_pytorchs():
+    x, t, w = torch.randn(4, 3), torch.tensor([0, 1, 2, 1]), torch.ones(3)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = torch.nn.Linear(3, 3)(x)
+        assert y.dtype == torch.bfloat16
+        assert F.cross_entropy(y, t, weight=w).dtype == torch.float32
+        assert F.nll_loss(y.log_softmax(1), t, weight=w).dtype == torch.float32
+    assert F.cross_entropy(x.to(torch.bfloat16), t).dtype == torch.bfloat16  # (outside: the input's dtype)

@@ -27,3 +27,13 @@ def lower_precision(*tensors):
     dtype = t["cpu"][1]
     return tuple(x.to(dtype) if x is not None and hasattr(x, "dtype") and x.dtype.category == _dt.FLOAT
                  and x.dtype is not _dt.float64 and x.dtype is not dtype else x for x in tensors)
+
+
+def full_precision(*tensors):
+    """The tensors, their lower-precision floating ones cast to float32 when a cpu autocast region is on: the
+    fp32 policy of PyTorch's CPU autocast list (nll_loss, cross_entropy_loss, ...), whose ops run in float32."""
+    t = getattr(_state, "table", None)
+    if t is None or not t["cpu"][0]:
+        return tensors
+    return tuple(x.to(_dt.float32) if x is not None and hasattr(x, "dtype") and x.dtype.category == _dt.FLOAT
+                 and x.dtype.itemsize < 4 else x for x in tensors)

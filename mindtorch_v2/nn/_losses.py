@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core import float16, int64, uint8
 from ..core import nll_loss as _core_nll_loss
+from ..eager.autocast_state import full_precision
 from ..eager.creation import arange, full, tensor
 from ..eager.grad_mode import is_grad_enabled
 from ..eager.ops import exp, log, log1p, log_softmax, minimum, sqrt, stack, where
@@ -167,9 +168,16 @@ def _nll(x, target, weight, ignore_index, reduction):
             op = "nll_loss_forward" if x.ndim == 2 else "nll_loss2d_forward"
             raise RuntimeError(f"The function '{op}' is not differentiable with respect to argument 'weight'. "
                                "This input cannot have requires_grad True.")
-        if weight.dtype is not x.dtype:
-            weight = weight.to(x.dtype)
-    return _core_nll_loss(x, target, weight, ignore_index=int(ignore_index), reduction=reduction)
+        if weight.dtype is not x.dtype:  # (torch does not cast it)
+            raise RuntimeError(f"expected scalar type {x.dtype.scalar_name} but found {weight.dtype.scalar_name}")
+    return _core_nll_loss(x, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+def _ignore_index(value, fn):
+    """ignore_index as an int, with the TypeError of torch's argument parser for anything else (1.0, None)."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{fn}(): argument 'ignore_index' (position 5) must be int, not {type(value).__name__}")
+    return value.__index__()
 
 
 def _smoothing_denominator(x, target, weight, ignore_index):
@@ -189,6 +197,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     the summed weights of the targets that are not ignore_index."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    ignore_index = _ignore_index(ignore_index, "nll_loss_nd")
+    input, weight = full_precision(input, weight)  # (autocast runs it in float32, as PyTorch's)
     x, t, unbatched = _class_targets(input, target, "nll_loss")
     _check_weight(weight, x.shape[1])
     loss = _nll(x, t, weight, ignore_index, reduction)
@@ -213,6 +223,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    ignore_index = _ignore_index(ignore_index, "cross_entropy_loss")
+    input, target, weight = full_precision(input, target, weight)  # (autocast runs it in float32, as PyTorch's)
     class_dim = 0 if input.ndim == 1 else 1
     c = input.shape[class_dim]
     _check_weight(weight, c)

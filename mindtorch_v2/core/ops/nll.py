@@ -25,7 +25,7 @@ from .. import _numba
 from .. import dtypes as dt
 from ..primitive import Primitive
 from ._family import all_front, move_to_front, prod
-from .creation import asarray
+from .creation import asarray, zeros_like
 from .elementwise import cast, div, ne, where
 from .indexing import _check_index_cpu, take
 from .reduction import _sum_cpu, sum as _sum
@@ -82,14 +82,32 @@ def _weight(w):
     return () if w is None else (w,)
 
 
+def _no_weight_derivative(*args, **params):
+    raise NotImplementedError("nll_loss: the derivative with respect to weight is not implemented (PyTorch's "
+                              "nll_loss_forward is not differentiable in it); pass the weight as a constant")
+
+
+def _linear_in_first(prim):
+    """The JVP of an op linear in its first input with the others held constant: the op of the tangent (a
+    tangent of the weight has no rule)."""
+    def jvp(tangents, out, first, t, w=None, **params):
+        if len(tangents) > 2 and tangents[2] is not None:
+            _no_weight_derivative()
+        return prim.bind(zeros_like(first) if tangents[0] is None else tangents[0], t, *_weight(w), **params)
+    return jvp
+
+
 nll_loss_p = Primitive(
-    "nll_loss", _nll_meta, linear=True, vjp_reads=(1, 2),
+    "nll_loss", _nll_meta, vjp_reads=(1, 2),
     vjp=(lambda g, out, x, t, w=None, *, ignore_index, reduction: nll_loss_backward_p.bind(
-        g, t, *_weight(w), ignore_index=ignore_index, reduction=reduction, num_classes=x.shape[1]), None, None))
+        g, t, *_weight(w), ignore_index=ignore_index, reduction=reduction, num_classes=x.shape[1]),
+         None, _no_weight_derivative))
 nll_loss_backward_p = Primitive(
-    "nll_loss_backward", _nll_backward_meta, linear=True, vjp_reads=(1, 2),
+    "nll_loss_backward", _nll_backward_meta, vjp_reads=(1, 2),
     vjp=(lambda ct, out, g, t, w=None, *, ignore_index, reduction, num_classes: nll_loss_p.bind(
-        ct, t, *_weight(w), ignore_index=ignore_index, reduction=reduction), None, None))
+        ct, t, *_weight(w), ignore_index=ignore_index, reduction=reduction), None, _no_weight_derivative))
+nll_loss_p.jvp = _linear_in_first(nll_loss_p)
+nll_loss_backward_p.jvp = _linear_in_first(nll_loss_backward_p)
 
 
 # ---------------------------------------------------------------------------
