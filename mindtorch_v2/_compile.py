@@ -417,8 +417,8 @@ def _trace(fn, args, kwargs, found, storages):
         lent = sorted(set(mutated) | {pos for _, _, pos in e.released})
         e.donating = _program(joint, lent) if lent else None
         # (an old grad lent is overwritten unread: its value need not move)
-        e.to_huge_pages = tuple((k, k in mutated) for k in lent
-                                if _hugepages.worth(invars[k].dtype.np.itemsize * math.prod(invars[k].shape)))
+        e.to_huge_pages = [[k, k in mutated, _MOVES] for k in lent
+                           if _hugepages.worth(invars[k].dtype.np.itemsize * math.prod(invars[k].shape))]
         return e
     e.diff_in = [ids[id(t)] for t in diff_in]
     e.diff_out = diff_out
@@ -466,27 +466,36 @@ def _donatable(a, in_storage=True):
 
 def _to_huge_pages(e, ins):
     """Move the big buffers lent to the program onto huge pages (core/_hugepages.py), once: the program then
-    writes each step's weights and grads in place there. e.to_huge_pages: (input position, whether the
-    program reads its value) for the lent inputs big enough (_hugepages.worth). Returns the buffers moved."""
+    writes each step's weights and grads in place there. e.to_huge_pages: [input position, whether the program
+    reads its value, moves left] for the lent inputs big enough (_hugepages.worth). Returns the buffers moved."""
     moved = []
-    for k, read in e.to_huge_pages:
+    for entry in e.to_huge_pages:
+        k, read, left = entry
         a = ins[k]
-        if not _hugepages.on_huge_pages(a._buf):
+        if left and not _hugepages.on_huge_pages(a._buf):
             buf = _hugepages.empty(a._buf.shape, a._buf.dtype)
+            if buf is None:  # (the kernel refused the advice: NumPy's memory stays)
+                continue
             if read:
                 np.copyto(buf, a._buf)
             ins[k] = _make(buf, a.shape, a.dtype, a.device)
+            entry[2] = left - 1
             moved.append((k, buf))
     return moved
 
 
 def _kept_in_place(e, moved, outs):
-    """Stop moving the inputs whose moved buffer the program did not write its result into (a fused run with
-    two results writes fresh buffers): each call would move them again."""
+    """Stop moving the inputs whose moved buffer the program did not write its result into (its result went
+    to another buffer: each call would move it again)."""
     written = {id(v._buf) for v in outs}
     dropped = {k for k, buf in moved if id(buf) not in written}
     if dropped:
-        e.to_huge_pages = tuple(m for m in e.to_huge_pages if m[0] not in dropped)
+        e.to_huge_pages = [m for m in e.to_huge_pages if m[0] not in dropped]
+
+
+# a lent buffer moved this often has been replaced by other code between calls each time (an eager clamp_ of a
+# weight after every step): from then on it stays where it is
+_MOVES = 3
 
 
 # ---------------------------------------------------------------------------

@@ -109,7 +109,8 @@ def test_momentum_sgd_writes_weights_and_buffers_in_place_on_huge_pages():
         step(x, y)  # step makes new ones, the second moves them onto huge pages)
     before = buffers()
     step(x, y)
-    assert buffers() == before  # (the two may trade places: both die in that run, both have its shape)  # (the one fused run's two results go over the two donated buffers)
+    # (the one fused run's two results go over the two donated buffers; they may trade places)
+    assert buffers() == before
     assert _hugepages.on_huge_pages(w._storage.value._buf) == _hugepages.AVAILABLE
 
 
@@ -169,3 +170,17 @@ def test_the_kernel_mode_is_read_from_sysfs():
     with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
         mode = f.read()
     assert _hugepages._thp_enabled() == ("[always]" in mode or "[madvise]" in mode)
+
+
+def test_a_weight_other_code_replaces_between_steps_is_moved_a_few_times_then_left(monkeypatch):
+    moves = []
+    real = _hugepages.empty
+    monkeypatch.setattr(_hugepages, "empty", lambda shape, dtype: moves.append(shape) or real(shape, dtype))
+    model, _, step = _mlp_step(2)
+    step = torch.compile(step)
+    x, y = torch.randn(8, 784), torch.randint(0, 10, (8,))
+    for _ in range(12):
+        step(x, y)
+        with torch.no_grad():
+            model[0].weight.clamp_(-1, 1)  # an eager write between compiled steps: a new buffer each time
+    assert len([s for s in moves if s == (512, 784)]) <= 2 * 3 + 1  # (the weight's and its grad's budgets)

@@ -64,7 +64,10 @@ def _mapping(nbytes):
     probe = np.frombuffer(pages, np.uint8, count=1)  # (its address; the probe lets go of the mapping at once)
     offset = -probe.ctypes.data % _HUGE
     del probe
-    pages.madvise(mmap.MADV_HUGEPAGE, offset, _huge_bytes(nbytes))
+    try:
+        pages.madvise(mmap.MADV_HUGEPAGE, offset, _huge_bytes(nbytes))
+    except OSError:  # (a kernel or sandbox refusing the advice: the memory is good, only not on huge pages)
+        pass
     return pages, offset
 
 

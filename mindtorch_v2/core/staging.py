@@ -391,14 +391,14 @@ _SCALAR_CASTS = {np.dtype(np.float32): "TO_F32({})", np.dtype(np.float64): "TO_F
 
 
 def _written_last_read_first(jaxpr, eqns, lowerings, fix):
-    """The equations reordered so that the chains that work on results and compute only results (an optimizer's
-    update of a weight from its grad: nothing else reads them) run last, the one that reads the input the program reads first at the very end. A
-    training step called again reads its first layer's weight first: updated last, it is still in cache (a
-    784-512-512 MLP step: ~1% faster at batch 128, ~4% at 16). A chain moves whole, and only where that keeps
-    nothing alive longer than it lives anyway: what it reads from outside is an input, a result or 0-d. Only
-    arithmetic moves (ufuncs, fused runs of them: they cannot raise), so an equation that raises on its data (an
-    index check, nll_loss) still does so before the writes that follow it in place into donated buffers;
-    collectives keep their place."""
+    """The equations reordered so that the chains that work on results and compute only results (an
+    optimizer's update of a weight from its grad: nothing else reads them) run last, the one that reads the input
+    the program reads first at the very end. A training step called again reads its first layer's weight first:
+    updated last, it is still in cache (a 784-512-512 MLP step: ~1% faster at batch 128, ~4% at 16). A chain
+    moves whole, and only where that keeps nothing alive longer than it lives anyway: what it reads from outside
+    is an input, a result or 0-d. Only arithmetic moves (ufuncs, fused runs of them: they cannot raise), so an
+    equation that raises on its data (an index check, nll_loss) still does so before the writes that follow it
+    in place into donated buffers; collectives keep their place."""
     inputs = {id(v) for v in jaxpr.invars}
     results = {id(v) for v in jaxpr.outvars}
     producer = {id(v): k for k, e in enumerate(eqns) for v in e.outvars}

@@ -319,7 +319,8 @@ def _nll_backward_cpu(g, t, w=None, *, ignore_index, reduction, num_classes):
             kept_w = np.empty(t3.shape, g.dtype)
             # (the forward's loop over a broadcast zero for x: its kept weights and count, the loss unused)
             loss = kept_w if w is None else np.empty(t3.shape, g.dtype)
-            kept = kernels[0](_zeros((n, c, t3.shape[1]), g.dtype), t3, _no_weight(g.dtype) if w is None else w, w is not None, ignore_index, loss,
+            wk = _no_weight(g.dtype) if w is None else w
+            kept = kernels[0](_zeros((n, c, t3.shape[1]), g.dtype), t3, wk, w is not None, ignore_index, loss,
                               kept_w)
             if kept < 0:
                 _raise_bad(t, ignore_index, c)
