@@ -465,8 +465,8 @@ def _donatable(a, in_storage=True):
 
 
 def _to_huge_pages(e, ins):
-    """Move the big buffers lent to the program onto huge pages (core/_hugepages.py), once: the program then
-    writes each step's weights and grads in place there. e.to_huge_pages: [input position, whether the program
+    """Move the big buffers lent to the program onto huge pages (core/_hugepages.py), normally once: the program
+    then writes each step's weights and grads in place there. e.to_huge_pages: [input position, whether the program
     reads its value, moves left] for the lent inputs big enough (_hugepages.worth). Returns the buffers moved."""
     moved = []
     for entry in e.to_huge_pages:
@@ -474,7 +474,7 @@ def _to_huge_pages(e, ins):
         a = ins[k]
         if left and not _hugepages.on_huge_pages(a._buf):
             buf = _hugepages.empty(a._buf.shape, a._buf.dtype)
-            if buf is None:  # (the kernel refused the advice: NumPy's memory stays)
+            if buf is None:  # (huge pages switched off since the trace: NumPy's memory stays)
                 continue
             if read:
                 np.copyto(buf, a._buf)
