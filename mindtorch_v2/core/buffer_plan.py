@@ -125,6 +125,19 @@ def plan(jaxpr, lowerings, fix, donated, c_order):
     plan = {}
     arena = {}     # equation index -> (shape, numpy dtype) of the arena buffer it writes into
     in_arena = set()  # ids of the vars whose buffer is an arena buffer
+
+    def over_input(e, v, here, ufunc, taken=()):
+        """The dying input of equation e (classes `here`) that its result v may be written over, a donated one
+        first (its memory is given up), or None; not one of `taken`, nor an arena buffer where v is kept. (A
+        ufunc copies where operands overlap; a fused loop does not, so for it no other input may be a view of
+        the buffer it writes over.)"""
+        kept = pinned[find(id(v))]
+        candidates = [c for r in here for c in roots[r] if (c.shape, c.dtype) == (v.shape, v.dtype)
+                      and any(a is c for a in e.invars) and c_order.get(id(c)) and not (kept and id(c) in in_arena)
+                      and all(c is not t for t in taken)
+                      and (ufunc or all(a is c or type(a) is not Var or find(id(a)) != r for a in e.invars))]
+        return min(candidates, key=lambda c: id(c) not in donated_ids) if candidates else None
+
     arena_bytes = 0
     for k, e in enumerate(jaxpr.eqns):
         out = e.outvars[0]
@@ -139,18 +152,11 @@ def plan(jaxpr, lowerings, fix, donated, c_order):
 
             def usable(v):
                 return not (kept and id(v) in in_arena)
-            target = None
-            # in place: a dying input of this very equation, a donated one first (its memory is given up); a
-            # fused loop takes it through its kernel variant that writes over that input (fusion.fuse)
-            in_place = isinstance(lowerings[k], np.ufunc) or getattr(lowerings[k], "writes_inputs", False)
-            # (a ufunc copies where operands overlap; a fused loop does not, so for it no other input may be a
-            # view of the buffer it writes over)
+            # in place: a dying input of this very equation; a fused loop takes it through its kernel variant
+            # that writes over that input (fusion.fuse)
             ufunc = isinstance(lowerings[k], np.ufunc)
-            candidates = [v for r in here for v in roots[r] if in_place and (v.shape, v.dtype) == want
-                          and any(a is v for a in e.invars) and c_order.get(id(v)) and usable(v)
-                          and (ufunc or all(a is v or type(a) is not Var or find(id(a)) != r for a in e.invars))]
-            if candidates:
-                target = min(candidates, key=lambda v: id(v) not in donated_ids)
+            in_place = ufunc or getattr(lowerings[k], "writes_inputs", False)
+            target = over_input(e, out, here, ufunc) if in_place else None
             if target is None:
                 free = [v for v in pool[want] if usable(v)]
                 if free:
@@ -171,12 +177,7 @@ def plan(jaxpr, lowerings, fix, donated, c_order):
             # input of the run with its aval, as the single-result case (a fresh buffer otherwise)
             targets = []
             for v in e.outvars:
-                kept = pinned[find(id(v))]
-                target = next((c for r in here for c in roots[r]
-                               if (c.shape, c.dtype) == (v.shape, v.dtype) and any(a is c for a in e.invars)
-                               and c_order.get(id(c)) and not (kept and id(c) in in_arena)
-                               and all(c is not t for t in targets)
-                               and all(a is c or type(a) is not Var or find(id(a)) != r for a in e.invars)), None)
+                target = over_input(e, v, here, False, targets)
                 targets.append(target)
                 if target is not None and id(target) in in_arena:
                     in_arena.add(id(v))
