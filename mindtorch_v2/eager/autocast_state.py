@@ -25,8 +25,7 @@ def lower_precision(*tensors):
     if t is None or not t["cpu"][0]:
         return tensors
     dtype = t["cpu"][1]
-    return tuple(x.to(dtype) if x is not None and hasattr(x, "dtype") and x.dtype.category == _dt.FLOAT
-                 and x.dtype is not _dt.float64 and x.dtype is not dtype else x for x in tensors)
+    return _cast(tensors, dtype, lambda d: d is not _dt.float64 and d is not dtype)
 
 
 def full_precision(*tensors):
@@ -35,5 +34,10 @@ def full_precision(*tensors):
     t = getattr(_state, "table", None)
     if t is None or not t["cpu"][0]:
         return tensors
-    return tuple(x.to(_dt.float32) if x is not None and hasattr(x, "dtype") and x.dtype.category == _dt.FLOAT
-                 and x.dtype.itemsize < 4 else x for x in tensors)
+    return _cast(tensors, _dt.float32, lambda d: d.itemsize < 4)
+
+
+def _cast(tensors, dtype, takes):
+    """The tensors, each floating one whose dtype `takes` cast to dtype."""
+    return tuple(x.to(dtype) if x is not None and hasattr(x, "dtype") and x.dtype.category == _dt.FLOAT
+                 and takes(x.dtype) else x for x in tensors)

@@ -155,14 +155,8 @@ def _class_targets(input, target, name):
 
 def _nll(x, target, weight, ignore_index, reduction):
     """-weight[t] * x[n, t, ...] per position (0 where t == ignore_index), reduced: core.nll_loss (one primitive
-    each way, PyTorch's nll_loss_forward / nll_loss_backward), after torch's checks of what is known now."""
-    values = concrete(target)
-    if values is not None:  # (traced targets: nll_loss's lowering checks them when the program runs)
-        kept = values[values != ignore_index]
-        if kept.size:
-            lo, hi = int(kept.min()), int(kept.max())
-            if lo < 0 or hi >= x.shape[1]:
-                raise IndexError(f"Target {lo if lo < 0 else hi} is out of bounds.")
+    each way, PyTorch's nll_loss_forward / nll_loss_backward) after torch's checks of the weight; the lowering
+    raises torch's IndexError for a target out of range, as PyTorch's kernel does."""
     if weight is not None:
         if weight.requires_grad and is_grad_enabled():
             op = "nll_loss_forward" if x.ndim == 2 else "nll_loss2d_forward"

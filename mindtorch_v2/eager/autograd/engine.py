@@ -263,23 +263,26 @@ def accumulate_grad(self, g, create_graph, _timed=False):
         if old is not None and not create_graph:
             # into the existing grad tensor, as PyTorch does (`g = p.grad` stays current): the sum's value
             # written in place, with no history to record
-            write(old, core.add(old._value(), _row_major(g._value() if isinstance(g, Tensor) else g)), record=False)
+            write(old, core.add(old._value(), _row_major(self, g._value() if isinstance(g, Tensor) else g)),
+                  record=False)
             return
         if not isinstance(g, Tensor):
-            g = Tensor._from_value(_row_major(g) if old is None and self.is_contiguous() else g)
+            g = Tensor._from_value(_row_major(self, g) if old is None else g)
         elif not create_graph:
             g = g.detach()
-            if old is None and self.is_contiguous():
-                value = _row_major(g._value())
+            if old is None:
+                value = _row_major(self, g._value())
                 g = g if value is g._value() else Tensor._from_value(value)
         self._grad = g if old is None else old + g
 
 
-def _row_major(value):
-    """PyTorch's layout contract: a .grad is laid out as its (row-major) parameter, not as whatever view the
-    backward made (x @ W.T's weight grad is a transposed product, copied by tiles here): an optimizer's
-    `p.add_(grad)` then runs over two C-ordered arrays (2 ms against 0.1 ms at (512, 784) float32), and so does
-    the sum that accumulates a grad."""
-    if type(value) is core.Array and value._buf is not None and not value._buf.flags.c_contiguous:
+def _row_major(leaf, value):
+    """value laid out row-major where the leaf is (PyTorch's layout contract: a .grad is laid out as its
+    parameter, not as whatever view the backward made: x @ W.T's weight grad is a transposed product, copied by
+    tiles here). An optimizer's `p.add_(grad)` then runs over two C-ordered arrays (2 ms against 0.1 ms at
+    (512, 784) float32), and so does the sum that accumulates a grad. (The buffer is looked at first: the
+    leaf's layout only where it is not row-major.)"""
+    if (type(value) is core.Array and value._buf is not None and not value._buf.flags.c_contiguous
+            and leaf.is_contiguous()):
         return core.copy(value)
     return value
