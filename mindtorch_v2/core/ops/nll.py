@@ -243,20 +243,20 @@ def _compiled(dtype):
     return _kernels() if dtype in (np.float32, np.float64) else None
 
 
-def _raise_bad(t, ignore_index, c):
-    """check_index's error for the first target out of [0, c) that is not ignore_index."""
-    _check_index_cpu(t[t != ignore_index], lo=0, hi=c, error="IndexError", message=_MESSAGE)
+def _checked_kept(t, ignore_index, c):
+    """The mask of the targets that are not ignore_index, after check_index's error for the first of them out
+    of [0, c)."""
+    valid = t != ignore_index
+    _check_index_cpu(t[valid], lo=0, hi=c, error="IndexError", message=_MESSAGE)
+    return valid
 
 
 def _picked_numpy(x, t, w, ignore_index):
     """(loss, kept_w or None, kept count) as _nll_loop gives them, with NumPy (x (N, C, D), t (N, D))."""
-    c = x.shape[1]
-    valid = t != ignore_index
+    valid = _checked_kept(t, ignore_index, x.shape[1])
     if valid.all():
-        _check_index_cpu(t, lo=0, hi=c, error="IndexError", message=_MESSAGE)
         safe, valid = t, None
     else:
-        _check_index_cpu(t[valid], lo=0, hi=c, error="IndexError", message=_MESSAGE)
         safe = np.where(valid, t, 0)
     loss = -np.take_along_axis(x, safe[:, None, :], 1)[:, 0, :]
     kept = t.size if valid is None else int(np.count_nonzero(valid))
@@ -295,7 +295,7 @@ def _nll_cpu(x, t, w=None, *, ignore_index, reduction):
         kept = kernels[0](x3, t3, _no_weight(x.dtype) if w is None else w, w is not None, ignore_index,
                           loss, kept_w)
         if kept < 0:
-            _raise_bad(t, ignore_index, c)
+            _checked_kept(t, ignore_index, c)
         if w is None:
             kept_w = None
     else:
@@ -323,7 +323,7 @@ def _nll_backward_cpu(g, t, w=None, *, ignore_index, reduction, num_classes):
             kept = kernels[0](_zeros((n, c, t3.shape[1]), g.dtype), t3, wk, w is not None, ignore_index, loss,
                               kept_w)
             if kept < 0:
-                _raise_bad(t, ignore_index, c)
+                _checked_kept(t, ignore_index, c)
             kept_w = kept_w if w is not None else None
         else:
             _, kept_w, kept = _picked_numpy(out, t3, w, ignore_index)
@@ -332,10 +332,9 @@ def _nll_backward_cpu(g, t, w=None, *, ignore_index, reduction, num_classes):
     if kernels is not None:
         wk = _no_weight(g.dtype) if w is None else w
         if kernels[1](g2, reduction == "none", t3, wk, w is not None, ignore_index, out) < 0:
-            _raise_bad(t, ignore_index, c)
+            _checked_kept(t, ignore_index, c)
     else:
-        valid = t3 != ignore_index
-        _check_index_cpu(t3[valid], lo=0, hi=c, error="IndexError", message=_MESSAGE)
+        valid = _checked_kept(t3, ignore_index, c)
         rows, cols = np.nonzero(valid)
         k = t3[rows, cols]
         s = g2[rows, cols] if reduction == "none" else g2[0, 0]
