@@ -15,6 +15,7 @@ point for large alpha, a bivariate rational fit elsewhere).
 import math
 
 from ..eager import grad_mode
+from ..eager.random_ops import _zero_gradient_to
 from ..eager.tensor import _named
 from . import _torch as torch
 from ._torch import autograd
@@ -269,9 +270,10 @@ def poisson(input, generator=None):
     if not _on_meta(input) and input.numel() and bool(((input < 0) | input.isnan()).any()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     infinite = input.isinf() if not _on_meta(input) else None
-    rate = input if infinite is None or not bool(infinite.any()) else torch.where(infinite, 0.0, input)
-    draw = _poisson(rate, generator)
-    if infinite is not None and bool(infinite.any()):
+    if infinite is not None and not bool(infinite.any()):
+        infinite = None
+    draw = _poisson(input if infinite is None else torch.where(infinite, 0.0, input), generator)
+    if infinite is not None:
         draw = torch.where(infinite, input.detach(), draw)  # (an infinite rate: infinitely many)
     return _zero_gradient(draw, input, "PoissonBackward0")
 
@@ -291,12 +293,10 @@ def binomial(count, prob, generator=None):
 
 
 def _zero_gradient(draw, rate, name):
-    """draw, tracking rate with a zero gradient where rate requires grad (a where over a condition never true
-    passes rate a zero, and draw's value untouched)."""
+    """draw, tracking rate with a zero gradient where rate requires grad (the node named as PyTorch's)."""
     if not (grad_mode.is_grad_enabled() and rate.requires_grad):
         return draw
-    never = torch.zeros(draw.shape, dtype=torch.bool, device=draw.device)
-    return _named(torch.where(never, rate, draw), name, rate)
+    return _named(_zero_gradient_to(draw, rate), name, rate)
 
 
 class _NoDerivative(autograd.Function):

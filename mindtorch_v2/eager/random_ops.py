@@ -698,10 +698,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     from .grad_mode import no_grad  # noqa: PLC0415
     with no_grad():
         value = draw * std + mean if s_t else draw + mean
-    # PyTorch's normal has zero gradients for mean and std (not the reparameterized ones): where() over a
-    # condition never true passes each a zero gradient, and the value untouched
-    never = core.zeros(tuple(shape), dtype=_dt.bool_, device=value.device)
-    for x in tracked:
+    # PyTorch's normal has zero gradients for mean and std (not the reparameterized ones)
+    return _zero_gradient_to(value, *tracked)
+
+
+def _zero_gradient_to(value, *inputs):
+    """value, depending on each input with a zero gradient (PyTorch's samplers' zero derivatives): where() over
+    a condition never true passes each a zero gradient, and the value untouched."""
+    never = core.zeros(tuple(value.shape), dtype=_dt.bool_, device=value.device)
+    for x in inputs:
         value = core.where(never, x, value)
     return value
 
