@@ -306,6 +306,31 @@ def test_an_as_strided_view_that_is_a_reshape_or_a_transpose_becomes_one(shape, 
         assert np.asarray(f(x)).tobytes() == np.ascontiguousarray(want).tobytes()
 
 
+def test_a_transpose_of_a_transpose_becomes_one_transpose_or_none():
+    x = arr(2, 3, 4, seed=4)
+    f = core.jit(lambda x: core.transpose(core.transpose(x, (1, 0, 2)), (1, 0, 2)) * 2.0)
+    assert "transpose" not in str(f.lower(x).jaxpr)
+    np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(x) * np.float32(2.0))
+    g = core.jit(lambda x: core.transpose(core.transpose(x, (1, 2, 0)), (1, 0, 2)) * 2.0)
+    assert str(g.lower(x).jaxpr).count("transpose") == 1
+    np.testing.assert_array_equal(np.asarray(g(x)), np.asarray(x).transpose(1, 2, 0).transpose(1, 0, 2) * 2)
+
+
+def test_a_hinted_products_weight_gradient_is_one_product_in_the_weights_layout():
+    # the gradient of x @ w.T with the eager layout hint is transpose(transpose(gᵀ x)) on its way to w: the program
+    # computes gᵀ x and nothing else, and runs the product without the hint (the buffer plan may then give it out=)
+    def f(x, w):
+        return core.sum(core.matmul_p.bind(x, core.transpose(w), col_major=(False, True)) ** 2)
+    x, w = arr(8, 5, seed=5), arr(3, 5, seed=6)
+    j = core.jit(core.grad(f, argnums=1))
+    text = str(j.lower(x, w).jaxpr)
+    assert "transpose" in text and "col_major" not in text
+    assert text.count("transpose") == 2  # (w's for the forward product, g's for gᵀ x)
+    got = np.asarray(j(x, w))
+    assert got.flags.c_contiguous
+    np.testing.assert_allclose(got, np.asarray(core.grad(f, argnums=1)(x, w)), rtol=1e-6)
+
+
 def test_broadcast_to_folds_into_where_and_reciprocal_becomes_a_division():
     def f(c, s, x):
         return core.where(c, core.broadcast_to(s, x.shape), x), core.reciprocal(x), core.reciprocal(core.sum(x))

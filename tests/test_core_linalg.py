@@ -67,6 +67,26 @@ def test_matmul_gradients_match_hand_derivation(sa, sb):
     np.testing.assert_allclose(np.asarray(gb), reduce_to(gb_full, b2.shape).reshape(sb), rtol=1e-12)
 
 
+@pytest.mark.parametrize("sa, sb", [((4, 3), (3, 5)), ((2, 4, 3), (3, 5)), ((2, 4, 3), (2, 3, 5)), ((1, 4, 3), (2, 3, 5))])
+def test_matmul_col_major_hint_changes_each_gradients_layout_not_its_value(sa, sb):
+    # the hint (what eager sets for x @ W.t()) computes an operand's gradient as the transpose of the product
+    # in the other orientation: the same numbers, laid out as that operand (PyTorch's mm backward)
+    a, b = core.asarray(RNG.standard_normal(sa)), core.asarray(RNG.standard_normal(sb))
+    g = core.asarray(RNG.standard_normal(np.matmul(np.asarray(a), np.asarray(b)).shape))
+    _, pull = core.vjp(lambda x, y: core.matmul(x, y), a, b)
+    want = pull(g)
+    for hint in ((True, False), (False, True), (True, True)):
+        _, pull = core.vjp(lambda x, y: core.matmul_p.bind(x, y, col_major=hint), a, b)
+        got = pull(g)
+        for k in (0, 1):
+            np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=1e-12, atol=1e-12)
+            two_d = got[k].ndim == 2 or (k == 1 and len(sb) == 2)  # (a batch summed to its shape: any layout)
+            if hint[k] and two_d:
+                assert np.asarray(got[k]).flags.f_contiguous and not np.asarray(got[k]).flags.c_contiguous
+    with pytest.raises(TypeError, match="col_major must be a tuple of two bools"):
+        core.matmul_p.bind(a, b, col_major=True)
+
+
 def test_matmul_jvp_is_product_rule():
     a = core.asarray([[1.0, 2.0], [3.0, 4.0]])
     b = core.asarray([[0.5, 0.0], [1.0, -1.0]])

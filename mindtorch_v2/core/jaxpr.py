@@ -279,8 +279,13 @@ def _strength_reduced(e, ins, producer):
     as_strided view that is a reshape or a transpose as that;
     reciprocal(x) as 1 / x (its lowering's own division, now a ufunc: on scalars in scalar mode, fusable); an
     operand broadcast_to the result's shape, when another operand has that shape already, as the broadcast's
-    input (the ufunc or np.where broadcasts it in its loop: one Python call fewer, no strided view)."""
-    if e.prim is pow_p:
+    input (the ufunc or np.where broadcasts it in its loop: one Python call fewer, no strided view); a matmul
+    without the layout hint of its operands (`col_major`: it shapes only the expression of a gradient, and a
+    program to run is differentiated already; unhinted, the buffer plan may hand the product a buffer)."""
+    if e.prim is matmul_p:
+        if e.params:
+            return Eqn(matmul_p, ins, {}, e.outvars)
+    elif e.prim is pow_p:
         x, y = ins
         if type(y) is Literal and y.fill() == 2 and type(y.fill()) is not bool and _same_aval(x, e.outvars[0]):
             return Eqn(mul_p, [x, x], {}, e.outvars)
@@ -340,6 +345,17 @@ def _simplify(jaxpr):
                 inner = producer.get(id(ins[0]))
                 if inner is not None and inner.prim is neg_p:
                     same = inner.invars[0]
+            elif same is None and e.prim is transpose_p and type(ins[0]) is Var:
+                # a transpose of a transpose: one transpose of the first's input, or that input itself (the
+                # gradient of x @ W.t() computed in W's layout is transposed twice on its way to W)
+                inner = producer.get(id(ins[0]))
+                if inner is not None and inner.prim is transpose_p:
+                    perm = tuple(inner.params["perm"][p] for p in e.params["perm"])
+                    ins = [inner.invars[0]]
+                    if perm == tuple(range(len(perm))):
+                        same = ins[0]
+                    else:
+                        e = Eqn(transpose_p, ins, {"perm": perm}, e.outvars)
             if same is not None:
                 env[id(e.outvars[0])] = same
                 continue

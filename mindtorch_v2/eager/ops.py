@@ -1080,10 +1080,24 @@ def matmul(input, other):
     if input.dtype is _dt.bool_ and input.numel() and other.numel():
         raise UnsupportedDTypeError('"matmul" not implemented for \'Bool\'')
     try:
-        out = _w(core.matmul(input, other))
+        out = None
+        if other.ndim == 2 and input.ndim >= 2:
+            # which operand is laid out column-major (x @ W.t()): its gradient then comes out in its layout
+            # (core's matmul_p `col_major`, PyTorch's mm backward reading the strides)
+            hint = (input.ndim == 2 and _col_major(input), _col_major(other))
+            if hint[0] or hint[1]:
+                out = _w(core.matmul_p.bind(input, other, col_major=hint))
+        if out is None:
+            out = _w(core.matmul(input, other))
         return _named(out, "MmBackward0", input, other) if input.ndim == 2 and other.ndim == 2 else out
     except ValueError as e:  # the core's shape errors: RuntimeError in torch
         raise RuntimeError(str(e)) from None
+
+
+def _col_major(t):
+    """Whether a 2-D tensor is laid out column-major, as PyTorch's mm backward tells from its strides."""
+    strides = t._strides  # (None: contiguous)
+    return strides is not None and strides[0] == 1 and strides[1] == t._shape[0]
 
 
 @torch_op(out=True)

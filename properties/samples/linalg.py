@@ -1,9 +1,9 @@
-"""Samples for the linalg family: matmul on (..., n, k) @ (..., k, m) with broadcast batch dims; the
-decompositions on well-conditioned batches built from a seed (symmetric positive-definite for cholesky,
-well separated eigenvalues/singular values for eigh, eig and svd: their derivatives are ill-conditioned near
-ties, which the behaviour tests cover). About a third of the float64 samples are complex128 (unitary factors,
-Hermitian matrices for cholesky/eigh); the eigenvector and singular vector outputs are in a fixed phase
-gauge, so random cotangents are fair."""
+"""Samples for the linalg family: matmul on (..., n, k) @ (..., k, m) with broadcast batch dims (half the float64
+ones with a `col_major` layout hint); the decompositions on well-conditioned batches built from a seed (symmetric
+positive-definite for cholesky, well separated eigenvalues/singular values for eigh, eig and svd: their
+derivatives are ill-conditioned near ties, which the behaviour tests cover). About a third of the float64 samples
+are complex128 (unitary factors, Hermitian matrices for cholesky/eigh); the eigenvector and singular vector
+outputs are in a fixed phase gauge, so random cotangents are fair."""
 import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
@@ -23,7 +23,9 @@ def _matmul(draw):
     if draw(st.integers(0, 2)) == 2:
         dtype = draw(st.sampled_from((np.float32, np.float16, np.int64, np.int32, np.bool_)))
         return Sample((draw(any_array(sa, (dtype,), -2, 2)), draw(any_array(sb, (dtype,), -2, 2))))
-    return Sample((draw(floats(sa, -2, 2)), draw(floats(sb, -2, 2))), diff=(0, 1))
+    # (the layout hint eager sets for a transposed operand: the same values, each gradient another expression)
+    params = {"col_major": (draw(st.booleans()), draw(st.booleans()))} if draw(st.booleans()) else {}
+    return Sample((draw(floats(sa, -2, 2)), draw(floats(sb, -2, 2))), params, diff=(0, 1))
 
 
 register(core.matmul_p, _matmul())

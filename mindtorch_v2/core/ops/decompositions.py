@@ -37,7 +37,25 @@ __all__ = [
     "svd_p", "qr_p", "lu_p", "expm_p", "matrix_transpose",
 ]
 
-def _matmul_meta(a, b):
+# `col_major` (a param of matmul, default both False): which operands the caller has laid out column-major, as
+# a transposed view (nn.Linear's x @ W.t()). It changes no value, only the expression of that operand's
+# gradient: computed as the transpose of the product in the other orientation, it comes out in the operand's own
+# layout, as PyTorch's mm backward does from the operands' strides (mm_mat1_backward / mm_mat2_backward). Its
+# transpose back to the parameter is then the row-major array itself, where the product in the first
+# orientation needed a transpose copy to keep a .grad row-major (0.3-0.6 ms of an MLP step). The eager front end
+# sets it from the Tensors' strides; core's own programs leave it off.
+_ROW_MAJOR = (False, False)
+
+
+def _check_col_major(col_major):
+    if (type(col_major) is not tuple or len(col_major) != 2
+            or not all(isinstance(c, (bool, np.bool_)) for c in col_major)):
+        raise TypeError(f"matmul: col_major must be a tuple of two bools (one per operand), got {col_major!r}")
+
+
+def _matmul_meta(a, b, col_major=_ROW_MAJOR):
+    if col_major is not _ROW_MAJOR:
+        _check_col_major(col_major)
     if a.ndim < 2 or b.ndim < 2:
         raise ValueError(f"matmul: primitive operands must be at least 2-D, got {a.shape} and {b.shape}")
     if a.shape[-1] != b.shape[-2]:
@@ -56,7 +74,7 @@ def _mT(x):
     return swapaxes(x, -1, -2)
 
 
-def _matmul_jvp(ts, out, a, b):
+def _matmul_jvp(ts, out, a, b, col_major=_ROW_MAJOR):
     ta, tb = ts
     res = None
     if ta is not None:
@@ -84,25 +102,32 @@ def _two_batch(prim):
     return rule
 
 
-def _matmul_vjp_b(g, out, a, b):
+def _matmul_vjp_a(g, out, a, b, col_major=_ROW_MAJOR):
+    if col_major[0]:  # (b gᵀ)ᵀ: laid out as a (see _ROW_MAJOR)
+        return sum_to_shape(_mT(matmul_p.bind(b, _mT(g))), a.shape)
+    return sum_to_shape(matmul_p.bind(g, _mT(b)), a.shape)
+
+
+def _matmul_vjp_b(g, out, a, b, col_major=_ROW_MAJOR):
     if b.ndim == 2 and a.ndim > 2:
         # a batch against one matrix (a linear layer on a sequence): the batch folded into the rows of one
         # GEMM, aᵀg summed over the batch in the product itself, rather than a product per matrix and a sum
         rows = 1
         for d in a.shape[:-1]:
             rows *= d
-        return matmul_p.bind(_mT(reshape(a, (rows, a.shape[-1]))), reshape(g, (rows, b.shape[-1])))
+        a, g = reshape(a, (rows, a.shape[-1])), reshape(g, (rows, b.shape[-1]))
+    if col_major[1]:  # (gᵀ a)ᵀ: laid out as b (see _ROW_MAJOR)
+        return sum_to_shape(_mT(matmul_p.bind(_mT(g), a)), b.shape)
     return sum_to_shape(matmul_p.bind(_mT(a), g), b.shape)
 
 
 matmul_p = Primitive(
-    "matmul", _matmul_meta, vjp_reads=((1,), (0,)), jvp=_matmul_jvp,
-    vjp=(lambda g, out, a, b: sum_to_shape(matmul_p.bind(g, _mT(b)), a.shape), _matmul_vjp_b))
+    "matmul", _matmul_meta, vjp_reads=((1,), (0,)), jvp=_matmul_jvp, vjp=(_matmul_vjp_a, _matmul_vjp_b))
 matmul_p.batch = _two_batch(matmul_p)
 
 
 @matmul_p.def_impl("cpu")
-def _matmul_cpu(a, b, out=None):
+def _matmul_cpu(a, b, out=None, col_major=_ROW_MAJOR):
     if out is not None:  # (only where _plain_gemm holds: jit's buffer plan asks accepts_out first)
         return np.matmul(a, b, out=out)
     if not (a.size and b.size):
@@ -132,7 +157,7 @@ _matmul_cpu.fresh_result = True  # every branch returns a new buffer (or a view 
 _matmul_cpu.accepts_out = _plain_gemm
 
 
-def _matmul_swapped(a, b, out=None):
+def _matmul_swapped(a, b, out=None, col_major=_ROW_MAJOR):
     """a @ b as (bᵀ aᵀ)ᵀ, copied to the C order np.matmul gives (a layout the next ops would pay for: an F-ordered
     result met a C-ordered one in a later subtract at 20x its time). The same GEMM with the operands' roles
     exchanged: OpenBLAS's speed depends on which operand comes transposed, and x @ W.T at (16, 784) x (784, 512)
@@ -145,7 +170,7 @@ _matmul_swapped.fresh_result = True
 _matmul_swapped.accepts_out = _plain_gemm
 
 
-def _matmul_blas(a, b, out=None):
+def _matmul_blas(a, b, out=None, col_major=_ROW_MAJOR):
     """a @ b by one BLAS call writing the C-ordered result itself (_blas_gemm: no transpose copy)."""
     return gemm_c_order(a, b, out)
 
@@ -154,7 +179,7 @@ _matmul_blas.fresh_result = True
 _matmul_blas.accepts_out = _plain_gemm
 
 
-def _matmul_variants(a, b):
+def _matmul_variants(a, b, col_major=_ROW_MAJOR):
     """The other lowerings of this product, for jit to choose among by measurement (staging._fastest)."""
     if not (a.ndim == 2 and b.ndim == 2 and a.shape[1] > 1 and a.size and b.size):
         return ()
