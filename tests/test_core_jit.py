@@ -538,44 +538,75 @@ def _linear(x, w):
     return core.matmul(x, core.matrix_transpose(w))
 
 
-def test_a_lowering_variant_runs_where_it_measures_faster_with_the_same_bits(monkeypatch):
-    from mindtorch_v2.core import fusion
+@pytest.fixture
+def fresh_gemm_choices(monkeypatch):
+    """matmul's lowering with no orientation chosen yet (each test's timings decide its own)."""
     from mindtorch_v2.core.ops import decompositions
+    monkeypatch.setattr(decompositions, "_GEMMS", {})
+    monkeypatch.setattr(decompositions, "_budget", [2.0])
+    return decompositions
+
+
+def test_a_products_orientation_is_chosen_by_measurement_once_with_matmuls_bits(monkeypatch, fresh_gemm_choices):
+    from mindtorch_v2.core import fusion
+    decompositions = fresh_gemm_choices
     x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
     want = np.asarray(x) @ np.asarray(w).T
-    calls = []
-
-    def timed(fn):  # the lowering first, then its variant: the variant wins
-        calls.append(fn)
-        return 1.0 if len(calls) == 1 else 0.5
-    monkeypatch.setattr(fusion, "timed", timed)
-    f = core.jit(_linear)
-    np.testing.assert_array_equal(np.asarray(f(x, w)), want)
-    exe = f.lower(x, w)
-    variant = decompositions._matmul_variants(np.asarray(x), np.asarray(w).T)[0]  # (the first: ties go to it)
-    assert variant in exe._lowerings
-    np.testing.assert_array_equal(np.asarray(f(x, w)), want)  # the generated code runs the variant
-    assert np.asarray(f(x, w)).flags.c_contiguous  # in the layout the lowering gives
-    assert fusion.same_bits(np.asarray(f(x, w)), want)
-
-
-def test_the_blas_gemm_variant_runs_where_it_measures_faster_writing_matmuls_bits_in_c_order(monkeypatch):
-    from mindtorch_v2.core import fusion
-    from mindtorch_v2.core.ops import decompositions
-    x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
-    want = np.asarray(x) @ np.asarray(w).T
+    key = ((16, 32), (32, 8), np.dtype(np.float32), "C", "F")
     for times, chosen in [([1.0, 0.5, 0.49], decompositions._matmul_blas),  # the swapped one ties: not chosen
                           ([1.0, 0.5, 0.4], decompositions._matmul_swapped),  # faster by more than the margin
-                          ([1.0, 1.2, 0.9], decompositions._matmul_swapped)]:  # faster than the lowering
-        times = iter(times)  # the lowering, the BLAS call, the swapped GEMM
+                          ([1.0, 1.2, 0.9], decompositions._matmul_swapped),  # faster than np.matmul
+                          ([0.5, 1.0, 1.0], decompositions._np_matmul)]:  # both slower
+        decompositions._GEMMS.clear()
+        times = iter(times)  # np.matmul, the BLAS call, the swapped GEMM
         monkeypatch.setattr(fusion, "timed", lambda fn, times=times: next(times))
-        f = core.jit(_linear)
-        np.testing.assert_array_equal(np.asarray(f(x, w)), want)
-        lowerings = f.lower(x, w)._lowerings
-        other = ({decompositions._matmul_blas, decompositions._matmul_swapped} - {chosen}).pop()
-        assert chosen in lowerings and other not in lowerings
-        got = np.asarray(f(x, w))
-        assert got.flags.c_contiguous and fusion.same_bits(got, want)
+        for run in (_linear, core.jit(_linear)):  # (eager measures, jit runs the same choice)
+            for _ in range(2):
+                got = np.asarray(run(x, w))
+                assert got.flags.c_contiguous and fusion.same_bits(got, want)
+        assert decompositions._GEMMS == {key: chosen}
+
+
+def test_which_products_are_measured_and_against_which_orientations(monkeypatch, fresh_gemm_choices):
+    d = fresh_gemm_choices
+    seen = []
+
+    def fastest(f, variants, res, args, params=None):
+        seen.append(variants)
+        return f, res
+    monkeypatch.setattr(d._choice, "fastest", fastest)
+    both, swapped = (d._matmul_blas, d._matmul_swapped), (d._matmul_swapped,)
+    cases = [(np.ones((6, 5)), np.ones((5, 4)), both),
+             (np.ones((6, 5), np.complex64), np.ones((4, 5), np.complex64).T, both),
+             (np.ones((6, 5), np.float16), np.ones((5, 4), np.float16), swapped),  # (no BLAS GEMM for float16)
+             (np.ones((6, 5)), np.ones((5, 8))[:, ::2], None),  # a strided operand: np.matmul as it is
+             (np.ones((6, 5), np.int64), np.ones((5, 4), np.int64), None),  # integers: no orientation to choose
+             (np.ones((1 << 9, 1 << 9), np.float32), np.ones((1 << 9, 1 << 10), np.float32), None)]  # > _TUNED_MACS
+    for a, b, variants in cases:
+        seen.clear()
+        for _ in range(2):  # (measured once)
+            np.testing.assert_array_equal(d._matmul_cpu(a, b), np.matmul(a, b))
+        assert seen == ([variants] if variants else [])
+    d._budget[0] = 0.0  # (spent: a new signature runs np.matmul unmeasured)
+    a, b = np.ones((7, 5)), np.ones((5, 4))
+    np.testing.assert_array_equal(d._matmul_cpu(a, b), a @ b)
+    assert len(seen) == 0 and d._GEMMS[(a.shape, b.shape, a.dtype, "C", "C")] is d._np_matmul
+
+
+def test_a_variant_with_other_bits_is_not_chosen_however_fast(monkeypatch, fresh_gemm_choices):
+    from mindtorch_v2.core import fusion
+    decompositions = fresh_gemm_choices
+    x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
+    want = np.asarray(x) @ np.asarray(w).T
+
+    def off_by_one(a, b, out=None):
+        return np.add(np.matmul(a, b), 1, out=out)
+    monkeypatch.setattr(decompositions, "_matmul_swapped", off_by_one)
+    monkeypatch.setattr(decompositions, "gemm_applies", lambda a, b: False)
+    monkeypatch.setattr(fusion, "timed", lambda fn, t=iter([1.0, 0.0, 0.0]): next(t))  # timed, it would win
+    for run in (_linear, core.jit(_linear)):
+        np.testing.assert_array_equal(np.asarray(run(x, w)), want)
+    assert list(decompositions._GEMMS.values()) == [decompositions._np_matmul]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
@@ -622,29 +653,6 @@ def test_where_with_a_zero_dimensional_value_may_run_as_a_copy_and_a_masked_fill
             got = j(core.asarray(c), core.asarray(x))
             assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
         assert elementwise._where_fill in j.lower(core.asarray(c), core.asarray(x))._lowerings
-
-
-def test_a_variant_is_not_used_where_it_is_slower_or_its_bits_differ(monkeypatch):
-    from mindtorch_v2.core import fusion
-    from mindtorch_v2.core.ops import decompositions
-    x, w = core.asarray(arr(16 * 32, seed=1).reshape(16, 32)), core.asarray(arr(8 * 32, seed=2).reshape(8, 32))
-    want = np.asarray(x) @ np.asarray(w).T
-    times = iter([0.5, 1.0, 1.0])  # the lowering, then its two variants
-    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
-    f = core.jit(_linear)
-    f(x, w)
-    assert decompositions._matmul_swapped not in f.lower(x, w)._lowerings
-    assert decompositions._matmul_blas not in f.lower(x, w)._lowerings
-
-    def off_by_one(a, b):
-        return np.matmul(a, b) + 1
-    monkeypatch.setattr(decompositions._matmul_cpu, "variants", lambda a, b: (off_by_one,))
-    times = iter([1.0, 0.0, 0.0])  # were it timed, the variant would win
-    monkeypatch.setattr(fusion, "timed", lambda fn: next(times))
-    g = core.jit(_linear)
-    np.testing.assert_array_equal(np.asarray(g(x, w)), want)
-    assert off_by_one not in g.lower(x, w)._lowerings
-    np.testing.assert_array_equal(np.asarray(g(x, w)), want)
 
 
 def test_a_fused_run_writes_over_a_donated_input_through_its_in_place_kernel(monkeypatch):

@@ -67,7 +67,8 @@ def test_matmul_gradients_match_hand_derivation(sa, sb):
     np.testing.assert_allclose(np.asarray(gb), reduce_to(gb_full, b2.shape).reshape(sb), rtol=1e-12)
 
 
-@pytest.mark.parametrize("sa, sb", [((4, 3), (3, 5)), ((2, 4, 3), (3, 5)), ((2, 4, 3), (2, 3, 5)), ((1, 4, 3), (2, 3, 5))])
+@pytest.mark.parametrize("sa, sb", [((4, 3), (3, 5)), ((2, 4, 3), (3, 5)), ((2, 4, 3), (2, 3, 5)),
+                                    ((1, 4, 3), (2, 3, 5))])
 def test_matmul_col_major_hint_changes_each_gradients_layout_not_its_value(sa, sb):
     # the hint (what eager sets for x @ W.t()) computes an operand's gradient as the transpose of the product
     # in the other orientation: the same numbers, laid out as that operand (PyTorch's mm backward)

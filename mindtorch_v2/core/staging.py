@@ -36,7 +36,7 @@ import warnings
 
 import numpy as np
 
-from . import _hugepages
+from . import _choice, _hugepages
 from . import buffer_plan as _buffer_plan
 from . import fusion as _fusion
 from .array import Array, ArrayBase, aval as _aval, make as _make
@@ -234,8 +234,8 @@ class Executable:
                     f = self._lowerings[k] = special
                 with np.errstate(all="ignore"):
                     res = f(*args) if special is not None else f(*args, **e.params)
-                    if getattr(f, "variants", None) is not None:
-                        f, res = _fastest(f, res, args, e.params)
+                    if getattr(f, "variants", None) is not None:  # (the quickest with the same bits)
+                        f, res = _choice.fastest(f, f.variants(*args, **e.params), res, args, e.params)
                         self._lowerings[k] = f
                 res = res if e.prim.multiple_results else (res,)
                 needs = any(type(r) is not np.ndarray or r.dtype != v.dtype.np for r, v in zip(res, e.outvars))
@@ -461,47 +461,6 @@ def _scalar_expr(e, f):
         # 0-d arrays, so the same bits: numpy's SIMD pow, not libm's), its scalar result kept as it is
         return _SCALAR_EXPR.get(f) or f"UFUNC_{f.__name__}({', '.join(['{}'] * f.nin)})"
     return None
-
-
-def _fastest(f, res, args, params):
-    """The quickest of a lowering and its `variants` (other ways to the same result, as a GEMM with its
-    operands' roles exchanged) on this probe's buffers, and its result. A variant counts only if its
-    result has the same bits as the lowering's; which one wins depends on the BLAS and the layouts. Variants
-    come in order of preference: a later one must be faster by _MARGIN, so that timing noise between two that
-    tie does not choose (a GEMM and the same GEMM plus a transpose copy tie warm, not in a step's cold caches)."""
-    best, best_time = f, _fusion.timed(lambda: f(*args, **params))
-    noise = None
-    for g in f.variants(*args, **params):
-        alt = g(*args, **params)
-        if not _fusion.same_bits(res, alt):
-            continue
-        if noise is None:  # (the probe's own values can hide a difference: zeros round alike in any order)
-            noise = _random_like(args)
-            noise_res = f(*noise, **params)
-        if not _fusion.same_bits(noise_res, g(*noise, **params)):
-            continue
-        t = _fusion.timed(lambda g=g: g(*args, **params))
-        if t < best_time * (1.0 if best is f else 1.0 - _MARGIN):
-            best, best_time, res = g, t, alt
-    return best, res
-
-
-_MARGIN = 0.03
-
-
-def _random_like(args):
-    """The arguments with each floating-point array replaced by random values of its shape, dtype and layout."""
-    rng = np.random.default_rng(0)
-    out = []
-    for a in args:
-        if type(a) is np.ndarray and a.dtype.kind in "fc" and a.ndim:
-            r = rng.standard_normal(a.shape).astype(a.dtype)
-            out.append(np.asfortranarray(r) if a.flags.f_contiguous and not a.flags.c_contiguous else r)
-        else:
-            out.append(a)
-    return out
-
-
 
 
 def _unwrapped(lowering):

@@ -3,9 +3,9 @@
 A C-ordered (m, n) array is, read in Fortran order, its transpose: so BLAS computing bᵀ aᵀ in Fortran order
 writes a @ b in C order, into the caller's buffer, with no copy. NumPy's matmul reaches the same GEMM through
 CBLAS, but for nn.Linear's x @ W.T (W C-ordered, so W.T Fortran-ordered) it measured 1230 us at (128, 784) x
-(784, 512) float32 here against 1069 us this way; jit's swapped GEMM (decompositions._matmul_swapped) gets
-the same speed but pays a transpose copy of its result (~25 us) and a fresh buffer per call. jit runs this
-lowering where it measures fastest on a program's own buffers with the bits of np.matmul (staging._fastest).
+(784, 512) float32 here against 1069 us this way; the swapped GEMM (decompositions._matmul_swapped) gets
+the same speed but pays a transpose copy of its result (~25 us) and a fresh buffer per call. matmul's lowering
+runs this call where it measures fastest with the bits of np.matmul (decompositions._gemm).
 """
 import numpy as np
 from scipy.linalg import blas as _blas

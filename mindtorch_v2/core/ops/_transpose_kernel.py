@@ -4,7 +4,7 @@ NumPy copies a transposed view element by element along the output's rows, so it
 a time; at power-of-two row lengths those reads fall into a few cache sets and evict each other: 39 us for
 (512, 128) float32 here, 149 us for (128, 512), against 20 and 21 by tiles. Each 16 x 16 tile reads 16 rows of
 the source and writes 16 rows of the output, all of them cached while the tile is copied, and its loops have
-constant bounds, which LLVM unrolls. Used by jit's swapped GEMM (decompositions._matmul_swapped), whose
+constant bounds, which LLVM unrolls. Used by matmul's swapped GEMM (decompositions._matmul_swapped), whose
 result comes out transposed.
 """
 import functools

@@ -14,11 +14,13 @@ formula, a Hermitian matrix) is the exact derivative; `cholesky(a, symmetrize_in
 LAPACK (and torch) do, with the same gradient.
 """
 import builtins
+import time
 import warnings
 
 import numpy as np
 import scipy.linalg
 
+from .. import _choice
 from .. import dtypes as dt
 from ..primitive import Primitive
 from . import _family
@@ -128,8 +130,8 @@ matmul_p.batch = _two_batch(matmul_p)
 
 @matmul_p.def_impl("cpu")
 def _matmul_cpu(a, b, out=None, col_major=_ROW_MAJOR):
-    if out is not None:  # (only where _plain_gemm holds: jit's buffer plan asks accepts_out first)
-        return np.matmul(a, b, out=out)
+    if a.ndim == 2 and b.ndim == 2 and a.shape[1] > 1 and a.size and b.size:
+        return _gemm(a, b)(a, b, out)  # (out=: only here, where _plain_gemm holds, as jit's buffer plan asks)
     if not (a.size and b.size):
         return np.matmul(a, b)
     if a.shape[-1] == 1:
@@ -139,12 +141,13 @@ def _matmul_cpu(a, b, out=None, col_major=_ROW_MAJOR):
         return np.einsum("...ik,...kj->...ij", a, b)
     if b.ndim == 2 and a.ndim > 2:
         # a batch of matrices against one matrix: one GEMM over the folded batch, not one per matrix
-        return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[-1],))
+        rows = a.reshape(-1, a.shape[-1])
+        return _gemm(rows, b)(rows, b).reshape(a.shape[:-1] + (b.shape[-1],))
     if a.ndim == 2 and b.ndim > 2:
         # one matrix against a batch (a VJP under vmap): fold the batch into the columns of one GEMM
         k, n = b.shape[-2], b.shape[-1]
         cols = np.moveaxis(b, -2, 0).reshape(k, -1)
-        return np.moveaxis((a @ cols).reshape((a.shape[0],) + b.shape[:-2] + (n,)), 0, -2)
+        return np.moveaxis(_gemm(a, cols)(a, cols).reshape((a.shape[0],) + b.shape[:-2] + (n,)), 0, -2)
     return np.matmul(a, b)
 
 
@@ -157,39 +160,63 @@ _matmul_cpu.fresh_result = True  # every branch returns a new buffer (or a view 
 _matmul_cpu.accepts_out = _plain_gemm
 
 
-def _matmul_swapped(a, b, out=None, col_major=_ROW_MAJOR):
+def _gemm(a, b):
+    """The lowering of the plain product a @ b (2-D, inner size > 1): np.matmul, or another orientation of the same
+    GEMM where it measured faster with np.matmul's bits (_choice.fastest), chosen on the first product of these
+    shapes, dtype and layouts and kept. OpenBLAS's speed depends on which operand comes transposed: nn.Linear's
+    x @ W.T at (16, 784) x (784, 512) float32 took 307 us by np.matmul and 167 us swapped, and the other way
+    round for aᵀ g, the weight's gradient. Eager and jit run the same choice, so their products agree bit for
+    bit. Products above _TUNED_MACS multiply-adds (whose orientations differ by a few percent) are not measured,
+    nor any once the process has spent its budget (_budget) measuring."""
+    key = (a.shape, b.shape, a.dtype, _layout(a), _layout(b))
+    f = _GEMMS.get(key)
+    if f is None:
+        f = _choose_gemm(a, b, key)
+        if len(_GEMMS) < _MAX_GEMMS:
+            _GEMMS[key] = f
+    return f
+
+
+_GEMMS = {}            # (shapes, dtype, layouts) -> the lowering _gemm chose for them
+_MAX_GEMMS = 4096
+_TUNED_MACS = 1 << 27
+# seconds the process may spend measuring in all (each new signature costs about 20 of its products): a
+# program whose shapes change every call (sequences of every length) stops measuring once it is spent
+_budget = [2.0]
+
+
+def _layout(x):
+    flags = x.flags
+    return "C" if flags.c_contiguous else "F" if flags.f_contiguous else None
+
+
+def _choose_gemm(a, b, key):
+    (m, k), n = a.shape, b.shape[1]
+    if _budget[0] <= 0 or None in key[3:] or a.dtype.kind not in "fc" or m * k * n > _TUNED_MACS:
+        return _np_matmul
+    start = time.perf_counter()
+    variants = (_matmul_blas, _matmul_swapped) if gemm_applies(a, b) else (_matmul_swapped,)
+    f = _choice.fastest(_np_matmul, variants, np.matmul(a, b), (a, b))[0]
+    _budget[0] -= time.perf_counter() - start
+    return f
+
+
+def _np_matmul(a, b, out=None):
+    return np.matmul(a, b, out=out)
+
+
+def _matmul_swapped(a, b, out=None):
     """a @ b as (bᵀ aᵀ)ᵀ, copied to the C order np.matmul gives (a layout the next ops would pay for: an F-ordered
     result met a C-ordered one in a later subtract at 20x its time). The same GEMM with the operands' roles
-    exchanged: OpenBLAS's speed depends on which operand comes transposed, and x @ W.T at (16, 784) x (784, 512)
-    takes 314 us as itself, 172 us this way (and the other way round for aᵀ g, the weight's gradient). The copy
-    goes by tiles (_transpose_kernel: 20 against NumPy's 39 us at (128, 512) float32)."""
+    exchanged. The copy goes by tiles (_transpose_kernel: 20 against NumPy's 39 us at (128, 512) float32)."""
     return transpose_copy(np.matmul(b.T, a.T), out)
 
 
-_matmul_swapped.fresh_result = True
-_matmul_swapped.accepts_out = _plain_gemm
-
-
-def _matmul_blas(a, b, out=None, col_major=_ROW_MAJOR):
-    """a @ b by one BLAS call writing the C-ordered result itself (_blas_gemm: no transpose copy)."""
+def _matmul_blas(a, b, out=None):
+    """a @ b by one BLAS call writing the C-ordered result itself (_blas_gemm: no transpose copy). Offered first:
+    where the swapped GEMM only ties with it, its transpose copy is one more pass over the result once a step's
+    GEMMs have cooled the caches (at batch 16 x @ W.T the swapped one is 171 us, this one 234 us)."""
     return gemm_c_order(a, b, out)
-
-
-_matmul_blas.fresh_result = True
-_matmul_blas.accepts_out = _plain_gemm
-
-
-def _matmul_variants(a, b, col_major=_ROW_MAJOR):
-    """The other lowerings of this product, for jit to choose among by measurement (staging._fastest)."""
-    if not (a.ndim == 2 and b.ndim == 2 and a.shape[1] > 1 and a.size and b.size):
-        return ()
-    # (the BLAS call first: where the swapped GEMM only ties with it, its transpose copy is one more pass over the
-    # result once a step's GEMMs have cooled the caches; at batch 16 x @ W.T the swapped one is 171 us, BLAS's
-    # own orientation 234 us)
-    return (_matmul_blas, _matmul_swapped) if gemm_applies(a, b) else (_matmul_swapped,)
-
-
-_matmul_cpu.variants = _matmul_variants
 
 
 # ---------------------------------------------------------------------------
