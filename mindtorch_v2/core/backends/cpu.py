@@ -1,6 +1,8 @@
-"""The cpu backend: buffers are numpy arrays; lowerings live beside their primitives."""
+"""The cpu backend: buffers are numpy arrays; lowerings live beside their primitives. Registering it pads glibc's
+heap (core/_heap.py), so that a step's many short-lived arrays reuse the process's memory."""
 import numpy as np
 
+from .._heap import pad_heap
 from ..devices import register_backend
 
 
@@ -17,3 +19,4 @@ class CPUBackend:
 
 
 register_backend("cpu", CPUBackend)
+pad_heap()
