@@ -1,0 +1,91 @@
+"""Adam's and AdamW's per-parameter update as one jit'd program (optim/_jitted.py): the same numbers bit for bit
+and the same version counts as the eager ops, and the eager ops wherever the program does not apply."""
+import pytest
+
+import mindtorch_v2 as torch
+from mindtorch_v2.optim import _jitted
+
+
+@pytest.fixture
+def jitted_runs(monkeypatch):
+    runs = []
+    real = _jitted.run
+    monkeypatch.setattr(_jitted, "run", lambda *a: (runs.append(a[1][0]), real(*a))[1])
+    return runs
+
+
+def _train(cls, dtype, steps=4, jitted=True, **options):
+    torch.manual_seed(0)
+    params = [torch.nn.Parameter(torch.randn(33, 17, dtype=dtype)), torch.nn.Parameter(torch.randn(5, dtype=dtype))]
+    opt = cls(params, **options)
+    applies = _jitted.applies
+    if not jitted:
+        _jitted.applies = lambda *args: False
+    try:
+        for _ in range(steps):
+            for p in params:
+                p.grad = torch.randn(*p.shape, dtype=dtype)
+            opt.step()
+    finally:
+        _jitted.applies = applies
+    state = [v for st in opt.state.values() for k, v in sorted(st.items()) if k != "step"]
+    return [t.detach().numpy().copy() for t in params + state], [t._version for t in params + state]
+
+
+@pytest.mark.parametrize("cls, dtype", [(torch.optim.Adam, torch.float32), (torch.optim.AdamW, torch.float32),
+                                        (torch.optim.AdamW, torch.float64)])
+def test_the_jitted_update_gives_the_eager_ops_bits_and_version_counts(cls, dtype, jitted_runs):
+    # each flag both ways (betas: both branches of lerp)
+    for maximize, decay, amsgrad, betas in [(False, 0, False, (0.9, 0.999)), (True, 0.1, True, (0.3, 0.99)),
+                                            (False, 0.1, False, (0.3, 0.99)), (True, 0, True, (0.9, 0.999))]:
+        options = dict(lr=0.01, maximize=maximize, weight_decay=decay, amsgrad=amsgrad, betas=betas)
+        jitted_runs.clear()
+        fast, fast_versions = _train(cls, dtype, **options)
+        assert len(jitted_runs) == 8  # (2 params, 4 steps)
+        eager, eager_versions = _train(cls, dtype, jitted=False, **options)
+        assert len(jitted_runs) == 8
+        assert [a.tobytes() for a in fast] == [b.tobytes() for b in eager], options
+        assert fast_versions == eager_versions, options
+
+
+def test_the_eager_ops_run_where_the_program_does_not_apply(jitted_runs):
+    base = torch.nn.Parameter(torch.randn(4, 6))
+    view = base.detach()[:, :3]  # (a view of another tensor's storage: not the whole of it)
+    half = torch.nn.Parameter(torch.randn(3, dtype=torch.float16))
+    for params in ([view.requires_grad_()], [half]):
+        for p in params:
+            p.grad = torch.ones_like(p)
+        before = [p.detach().clone() for p in params]
+        torch.optim.AdamW(params, lr=0.1).step()
+        assert jitted_runs == []
+        assert all(not torch.equal(p.detach(), b) for p, b in zip(params, before))  # (stepped, eagerly)
+    meta = torch.nn.Parameter(torch.empty(3, device="meta"))
+    meta.grad = torch.empty(3, device="meta")
+    torch.optim.AdamW([meta], lr=0.1).step()
+    assert jitted_runs == [] and meta._version == 2
+
+
+def test_views_of_a_jitted_parameter_see_its_new_values(jitted_runs):
+    p = torch.nn.Parameter(torch.zeros(2, 3))
+    row = p.detach()[1]
+    p.grad = torch.ones(2, 3)
+    torch.optim.Adam([p], lr=0.5).step()
+    assert jitted_runs == [p]
+    assert row.tolist() == pytest.approx([-0.5] * 3, abs=1e-6) and p.detach()[1].tolist() == row.tolist()
+
+
+def test_a_compiled_step_traces_the_eager_ops(jitted_runs):
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+    compiled = torch.compile(step)
+    x = torch.randn(3, 4)
+    for _ in range(3):
+        compiled(x)
+    jitted_eager = len(jitted_runs)  # (the first call runs eagerly to create the state: jitted there)
+    compiled(x)
+    assert len(jitted_runs) == jitted_eager and torch._compile.counters["traces"] >= 1
