@@ -89,3 +89,17 @@ def test_a_compiled_step_traces_the_eager_ops(jitted_runs):
     jitted_eager = len(jitted_runs)  # (the first call runs eagerly to create the state: jitted there)
     compiled(x)
     assert len(jitted_runs) == jitted_eager and torch._compile.counters["traces"] >= 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_an_sgd_momentum_step_jitted_gives_the_eager_ops_bits_and_version_counts(dtype, jitted_runs):
+    for maximize, decay, nesterov, dampening, momentum in [(False, 0, False, 0, 0.9), (True, 0.01, True, 0, 0.9),
+                                                           (False, 0.01, False, 0.5, 1.0), (True, 0, False, 0.1, 0.5)]:
+        options = dict(lr=0.1, maximize=maximize, weight_decay=decay, nesterov=nesterov, dampening=dampening,
+                       momentum=momentum)
+        jitted_runs.clear()
+        fast, fast_versions = _train(torch.optim.SGD, dtype, **options)
+        assert len(jitted_runs) == 6  # (2 params, the 3 steps after the first: that one makes the buffer)
+        eager, eager_versions = _train(torch.optim.SGD, dtype, jitted=False, **options)
+        assert [a.tobytes() for a in fast] == [b.tobytes() for b in eager], options
+        assert fast_versions == eager_versions, options

@@ -1,4 +1,8 @@
 """torch.optim.SGD: stochastic gradient descent with momentum, dampening, Nesterov, weight decay."""
+import functools
+
+from .. import core
+from . import _jitted
 from .optimizer import _GroupwiseOptimizer, _descent_grad
 
 
@@ -24,6 +28,14 @@ class SGD(_GroupwiseOptimizer):
     def _update_group(self, group):
         lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
         for p, d_p in self._params_with_grad(group):
+            if momentum != 0:
+                buf = self.state[p].get("momentum_buffer")
+                if buf is not None and _jitted.applies(group, (p, buf), (d_p,)):
+                    wd = group["weight_decay"]
+                    program = _program(group["maximize"], wd != 0, nesterov, 1 - dampening == 1, momentum == 1,
+                                       -lr == 1)
+                    _jitted.run(program, (p, buf), (d_p,), (wd, momentum, 1 - dampening, -lr), (1, 2))
+                    continue  # (versions: add_; mul_ and add_)
             d_p = _descent_grad(p, d_p, group)
             if momentum != 0:
                 state = self.state[p]
@@ -34,3 +46,21 @@ class SGD(_GroupwiseOptimizer):
                     buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
                 d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
             p.add_(d_p, alpha=-lr)
+
+
+@functools.cache
+def _program(maximize, decay, nesterov, unit_dampening, unit_momentum, unit_lr):
+    """A momentum step as one jit'd program (optim/_jitted.py): the core ops of the eager update in its order,
+    add's alpha of 1 multiplying by nothing as there (the unit_* flags), so the same bits."""
+    def scaled(x, alpha, unit):
+        return x if unit else core.mul(x, alpha)
+
+    def update(p, buf, g, wd, momentum, one_minus_dampening, neg_lr):
+        if maximize:
+            g = core.neg(g)
+        if decay:
+            g = core.add(g, core.mul(p, wd))
+        buf = core.add(core.mul(buf, momentum), scaled(g, one_minus_dampening, unit_dampening))
+        d = core.add(g, scaled(buf, momentum, unit_momentum)) if nesterov else buf
+        return core.add(p, scaled(d, neg_lr, unit_lr)), buf
+    return core.jit(update)
