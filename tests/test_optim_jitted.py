@@ -1,5 +1,7 @@
 """Adam's and AdamW's per-parameter update as one jit'd program (optim/_jitted.py): the same numbers bit for bit
 and the same version counts as the eager ops, and the eager ops wherever the program does not apply."""
+import warnings
+
 import pytest
 
 import mindtorch_v2 as torch
@@ -103,3 +105,14 @@ def test_an_sgd_momentum_step_jitted_gives_the_eager_ops_bits_and_version_counts
         eager, eager_versions = _train(torch.optim.SGD, dtype, jitted=False, **options)
         assert [a.tobytes() for a in fast] == [b.tobytes() for b in eager], options
         assert fast_versions == eager_versions, options
+
+
+def test_a_model_with_many_parameter_shapes_steps_without_recompile_warnings():
+    params = [torch.nn.Parameter(torch.randn(i + 1, 3)) for i in range(40)]  # (40 shapes: one trace each)
+    for p in params:
+        p.grad = torch.ones_like(p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for opt in (torch.optim.Adam(params), torch.optim.SGD(params, lr=0.1, momentum=0.9)):
+            for _ in range(2):
+                opt.step()

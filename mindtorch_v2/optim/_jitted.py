@@ -17,7 +17,16 @@ from ..core.devices import cpu
 from ..core.dtypes import float32, float64
 from ..eager.writeback import write
 
-__all__ = ["applies", "run"]
+__all__ = ["applies", "jit", "run"]
+
+# a program is traced once per parameter shape: a model may have hundreds, and none of them is a retrace to warn of
+_SHAPES = 1024
+
+
+def jit(update):
+    """update jit'd for every parameter shape of a model (core.jit keeps _SHAPES signatures, warning only past
+    them)."""
+    return core.jit(update, cache_size=_SHAPES, warn_after=_SHAPES)
 
 
 def applies(group, written, read):

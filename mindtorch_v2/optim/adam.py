@@ -97,4 +97,4 @@ def _program(maximize, decay, small_weight, amsgrad):
         denom = core.add(core.div(core.sqrt(vmax if amsgrad else v), bc2_sqrt), eps)
         p = core.add(p, core.mul(core.div(m, denom), step_size))
         return (p, m, v, vmax) if amsgrad else (p, m, v)
-    return core.jit(update)
+    return _jitted.jit(update)

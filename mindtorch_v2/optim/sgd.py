@@ -63,4 +63,4 @@ def _program(maximize, decay, nesterov, unit_dampening, unit_momentum, unit_lr):
         buf = core.add(core.mul(buf, momentum), scaled(g, one_minus_dampening, unit_dampening))
         d = core.add(g, scaled(buf, momentum, unit_momentum)) if nesterov else buf
         return core.add(p, scaled(d, neg_lr, unit_lr)), buf
-    return core.jit(update)
+    return _jitted.jit(update)
