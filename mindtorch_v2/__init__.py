@@ -149,6 +149,12 @@ from .eager.selection_ops import (  # noqa: F401,A004
     fliplr, flipud, ravel, msort, diagflat, argwhere, split_with_sizes, narrow_copy, index_copy, is_nonzero,
     is_same_size, is_signed, get_device,
 )
+from .eager.statistics_ops import (  # noqa: F401,A004
+    dist, renorm, cov, corrcoef,
+)
+from .eager.windows import (  # noqa: F401,A004
+    hann_window, hamming_window, blackman_window, bartlett_window, kaiser_window,
+)
 # <<< end of generated names
 
 from . import autograd, npu  # noqa: E402,F401
