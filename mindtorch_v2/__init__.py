@@ -139,18 +139,19 @@ from .eager.memory_format import (  # noqa: F401,A004
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
 )
 from .eager.pointwise_ops import (  # noqa: F401,A004
-    addcmul, addcdiv, frexp, hardshrink, abs_, absolute_, acos_, acosh_, arccos_, arccosh_, arcsin_,
+    addcmul, addcdiv, frexp, hardshrink, prelu, abs_, absolute_, acos_, acosh_, arccos_, arccosh_, arcsin_,
     arcsinh_, arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_,
     cos_, cosh_, deg2rad_, erf_, erfc_, exp2_, exp_, expm1_, fix_, floor_, frac_, gcd_, i0_, lcm_, ldexp_,
     log10_, log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_, rad2deg_, reciprocal_, relu_, round_,
-    rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_, tanh_, trunc_, xlogy_,
+    rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_, tanh_, trunc_, xlogy_, addmv_, as_strided_,
+    conj_physical_, index_put_,
 )
 from .eager.selection_ops import (  # noqa: F401,A004
     fliplr, flipud, ravel, msort, diagflat, argwhere, split_with_sizes, narrow_copy, index_copy, is_nonzero,
     is_same_size, is_signed, get_device,
 )
 from .eager.statistics_ops import (  # noqa: F401,A004
-    dist, renorm, cov, corrcoef,
+    dist, renorm, cov, corrcoef, pdist,
 )
 from .eager.windows import (  # noqa: F401,A004
     hann_window, hamming_window, blackman_window, bartlett_window, kaiser_window,
@@ -174,6 +175,14 @@ from . import library  # noqa: E402,F401  (torch.library)
 from ._ops import ops  # noqa: E402,F401  (torch.ops)
 from .func import vmap  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
+from .nn._torch_functions import (  # noqa: E402,F401  (torch.conv2d, torch.layer_norm, ...: nn ops at the top level)
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, bilinear, avg_pool1d,
+    adaptive_avg_pool1d, pixel_shuffle, pixel_unshuffle, cosine_similarity, pairwise_distance, celu_, max_pool1d,
+    max_pool2d, max_pool3d, adaptive_max_pool1d, layer_norm, group_norm, batch_norm, instance_norm, embedding,
+    dropout, dropout_, alpha_dropout, alpha_dropout_, feature_alpha_dropout, feature_alpha_dropout_, celu, kl_div,
+    margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss, poisson_nll_loss,
+    binary_cross_entropy_with_logits,
+)
 from . import distributions  # noqa: E402,F401  (torch.distributions)
 from .distributions._samplers import binomial, poisson  # noqa: E402,F401  (torch.binomial, torch.poisson)
 from . import profiler  # noqa: E402,F401  (torch.profiler)

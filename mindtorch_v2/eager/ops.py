@@ -1207,7 +1207,7 @@ def _einsum_diagonal(spec, x):
         tokens = [c for k, c in enumerate(tokens) if k not in (i, j)] + [dup]
 
 
-@torch_op(out=True)
+@torch_op(inplace=True, out=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     input, mat1, mat2 = lower_precision(input, mat1, mat2)
     out = mm(mat1, mat2)

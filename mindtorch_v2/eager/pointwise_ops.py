@@ -1,4 +1,4 @@
-"""Pointwise composites of the torch surface: addcmul, addcdiv, frexp, hardshrink, and the torch-level
+"""Pointwise composites of the torch surface: addcmul, addcdiv, frexp, hardshrink, prelu, and the torch-level
 function forms of the in-place methods (torch.exp_(x) is x.exp_()).
 
 All are built from eager ops, so their gradients come from those ops' rules.
@@ -6,19 +6,20 @@ All are built from eager ops, so their gradients come from those ops' rules.
 from .. import core
 from ..core import dtypes as _dt
 from . import grad_mode, return_types
+from . import complex_ops, linalg_ops, math_ops, shape_ops, views  # noqa: F401  (declare the methods named below)
 from . import promotion as _promotion
 from .declare import torch_op
 from .ops import _t, _w, abs, add, gt, mul, true_divide, where
 from .tensor import Tensor, UnsupportedDTypeError
 
 __all__ = [
-    "addcmul", "addcdiv", "frexp", "hardshrink",
+    "addcmul", "addcdiv", "frexp", "hardshrink", "prelu",
     "abs_", "absolute_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
     "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
     "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_", "i0_", "lcm_",
     "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
     "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
-    "tanh_", "trunc_", "xlogy_",
+    "tanh_", "trunc_", "xlogy_", "addmv_", "as_strided_", "conj_physical_", "index_put_",
 ]
 
 
@@ -104,6 +105,19 @@ def hardshrink(input, lambd=0.5):
     return where(gt(abs(input), lambd), input, mul(input, 0))
 
 
+@torch_op
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), weight per channel (dim 1, or dim 0 of a 1-D input) or shared."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.ndim >= 2 else input.shape[0]
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+        if input.ndim >= 2:
+            weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
+    return where(gt(input, 0), input, mul(input, weight))
+
+
 # torch's function forms of in-place methods
 abs_, absolute_, acos_, acosh_ = Tensor.abs_, Tensor.absolute_, Tensor.acos_, Tensor.acosh_
 arccos_, arccosh_, arcsin_, arcsinh_ = Tensor.arccos_, Tensor.arccosh_, Tensor.arcsin_, Tensor.arcsinh_
@@ -119,4 +133,5 @@ neg_, negative_, rad2deg_, reciprocal_ = Tensor.neg_, Tensor.negative_, Tensor.r
 relu_, round_, rsqrt_, sigmoid_ = Tensor.relu_, Tensor.round_, Tensor.rsqrt_, Tensor.sigmoid_
 sin_, sinc_, sinh_, sqrt_ = Tensor.sin_, Tensor.sinc_, Tensor.sinh_, Tensor.sqrt_
 square_, tan_, tanh_, trunc_ = Tensor.square_, Tensor.tan_, Tensor.tanh_, Tensor.trunc_
-xlogy_ = Tensor.xlogy_
+xlogy_, addmv_, as_strided_, conj_physical_ = Tensor.xlogy_, Tensor.addmv_, Tensor.as_strided_, Tensor.conj_physical_
+index_put_ = Tensor.index_put_

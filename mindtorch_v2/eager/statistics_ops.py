@@ -1,13 +1,15 @@
-"""Norms and moments over eager ops: dist, renorm, cov, corrcoef (ported from ATen's composites, so the
-values and the gradients come from the ops they are made of)."""
+"""Norms, distances and moments over eager ops: dist, pdist, renorm, cov, corrcoef (ported from ATen's
+composites, so the values and the gradients come from the ops they are made of)."""
 import warnings
+
+import numpy as np
 
 from ..core import dtypes as _dt
 from .complex_ops import complex as _complex
 from .declare import torch_op
-from .ops import _t, clamp, mm, norm, sqrt, sub, sum, true_divide, where
+from .ops import _t, clamp, index_select, mm, norm, sqrt, sub, sum, true_divide, where
 
-__all__ = ["dist", "renorm", "cov", "corrcoef"]
+__all__ = ["dist", "renorm", "cov", "corrcoef", "pdist"]
 
 
 @torch_op(out=True)
@@ -106,3 +108,19 @@ def corrcoef(input):
         return _complex(clamp(c.real, -1, 1), clamp(c.imag, -1, 1))
     return clamp(c, -1, 1)
 
+
+
+@torch_op(method=False)
+def pdist(input, p=2):
+    """The p-norm distances between every pair of input's rows (i < j, row-major), as a 1-D tensor."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if input.dtype.category != _dt.FLOAT:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(input.shape[0], 1)
+    rows = _t(i.astype(np.int64)), _t(j.astype(np.int64))
+    diff = sub(index_select(input, 0, rows[0]), index_select(input, 0, rows[1]))
+    same = (diff == 0).all(1, keepdim=True)  # equal rows: distance 0 with gradient 0, as torch's kernel
+    return where(same.squeeze(1), 0.0, norm(where(same, 1.0, diff), p, 1))
