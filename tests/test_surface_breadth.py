@@ -154,6 +154,17 @@ def test_inplace_comparison_on_requires_grad_leaf_is_refused_as_torch():
     compare(lambda L: L.ones(2, requires_grad=True).gt_(0))
 
 
+@pytest.mark.parametrize("op", ["eq_", "lt_", "greater_equal_"])
+def test_inplace_comparison_keeps_self_in_the_graph_with_zero_gradient_as_torch(op):
+    def run(L):
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        getattr(y, op)(2.0)
+        (y * 3).sum().backward()
+        return [y.requires_grad, y, x.grad]
+    compare(run)
+
+
 @pytest.mark.parametrize("op", ["fix", "tan", "exp", "sqrt", "clamp", "neg", "sigmoid", "trunc", "round", "log1p",
                                 "floor", "abs", "reciprocal", "square", "relu"])
 def test_inplace_function_forms_match_torch(op):

@@ -248,17 +248,16 @@ def pow(input, exponent):  # noqa: A001
 
 maximum = torch_op(_binary(core.maximum, core.maximum_p), name="maximum", out=True)
 minimum = torch_op(_binary(core.minimum, core.minimum_p), name="minimum", out=True)
-eq = torch_op(_binary(core.eq, core.eq_p), name="eq", inplace=True, out=True)
-ne = not_equal = torch_op(_binary(core.ne, core.ne_p), name="ne", inplace=True, out=True, aliases=("not_equal",))
-lt = less = torch_op(_binary(core.lt, core.lt_p), name="lt", inplace=True, out=True, aliases=("less",))
-le = less_equal = torch_op(_binary(core.le, core.le_p), name="le", inplace=True, out=True,
-                             aliases=("less_equal",))
-gt = greater = torch_op(_binary(core.gt, core.gt_p), name="gt", inplace=True, out=True, aliases=("greater",))
-ge = greater_equal = torch_op(_binary(core.ge, core.ge_p), name="ge", inplace=True, out=True,
+eq = torch_op(_binary(core.eq, core.eq_p), name="eq", out=True)
+ne = not_equal = torch_op(_binary(core.ne, core.ne_p), name="ne", out=True, aliases=("not_equal",))
+lt = less = torch_op(_binary(core.lt, core.lt_p), name="lt", out=True, aliases=("less",))
+le = less_equal = torch_op(_binary(core.le, core.le_p), name="le", out=True, aliases=("less_equal",))
+gt = greater = torch_op(_binary(core.gt, core.gt_p), name="gt", out=True, aliases=("greater",))
+ge = greater_equal = torch_op(_binary(core.ge, core.ge_p), name="ge", out=True,
                                 aliases=("greater_equal",))
-logical_and = torch_op(_binary(core.logical_and), name="logical_and", inplace=True, out=True)
-logical_or = torch_op(_binary(core.logical_or), name="logical_or", inplace=True, out=True)
-logical_xor = torch_op(_binary(core.logical_xor), name="logical_xor", inplace=True, out=True)
+logical_and = torch_op(_binary(core.logical_and), name="logical_and", out=True)
+logical_or = torch_op(_binary(core.logical_or), name="logical_or", out=True)
+logical_xor = torch_op(_binary(core.logical_xor), name="logical_xor", out=True)
 bitwise_and = torch_op(_binary(core.bitwise_and), name="bitwise_and", inplace=True, out=True)
 bitwise_or = torch_op(_binary(core.bitwise_or), name="bitwise_or", inplace=True, out=True)
 bitwise_xor = torch_op(_binary(core.bitwise_xor), name="bitwise_xor", inplace=True, out=True)

@@ -8,9 +8,12 @@ from ..core import dtypes as _dt
 from . import grad_mode, return_types
 from . import complex_ops, linalg_ops, math_ops, shape_ops, views  # noqa: F401  (declare the methods named below)
 from . import promotion as _promotion
-from .declare import torch_op
-from .ops import _t, _w, abs, add, gt, mul, true_divide, where
+from .declare import tensor_method, torch_op
+from .inplace import _self_or_const
+from .ops import (_t, _w, abs, add, eq, ge, gt, le, logical_and, logical_or, logical_xor, lt, mul, ne, true_divide,
+                  where)
 from .tensor import Tensor, UnsupportedDTypeError
+from .writeback import apply, original
 
 __all__ = [
     "addcmul", "addcdiv", "frexp", "hardshrink", "prelu",
@@ -116,6 +119,26 @@ def prelu(input, weight):
         if input.ndim >= 2:
             weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
     return where(gt(input, 0), input, mul(input, weight))
+
+
+def _predicate_inplace(fn, name):
+    """The in-place form of a comparison or logical op: self keeps its dtype and holds 0 / 1; a self that
+    requires grad stays in the graph with a zero gradient (PyTorch's EqBackward0 ... give zeros)."""
+    def method(self, other):
+        return apply(self, lambda: _self_or_const(original(self, (other,)), fn(self, other).to(self.dtype)), name)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+tensor_method(_predicate_inplace(eq, "eq_"), "eq_")
+tensor_method(_predicate_inplace(ne, "ne_"), "ne_", "not_equal_")
+tensor_method(_predicate_inplace(lt, "lt_"), "lt_", "less_")
+tensor_method(_predicate_inplace(le, "le_"), "le_", "less_equal_")
+tensor_method(_predicate_inplace(gt, "gt_"), "gt_", "greater_")
+tensor_method(_predicate_inplace(ge, "ge_"), "ge_", "greater_equal_")
+tensor_method(_predicate_inplace(logical_and, "logical_and_"), "logical_and_")
+tensor_method(_predicate_inplace(logical_or, "logical_or_"), "logical_or_")
+tensor_method(_predicate_inplace(logical_xor, "logical_xor_"), "logical_xor_")
 
 
 # torch's function forms of in-place methods

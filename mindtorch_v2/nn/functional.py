@@ -40,12 +40,12 @@ from ._resize import (fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold,
 from ._utils import concrete, inplace_result, inplace_source
 
 __all__ = [
-    # activations (defined here)
+    # activations (defined here; prelu and hardshrink, torch functions too, in eager/pointwise_ops.py)
     "relu", "relu_", "hardtanh", "hardtanh_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
     "celu", "celu_", "gelu", "silu", "softplus", "mish", "prelu", "rrelu", "rrelu_", "sigmoid", "tanh", "logsigmoid",
     "hardsigmoid", "hardswish", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "glu",
     "softmax", "softmin", "log_softmax", "gumbel_softmax",
-    # distances, one_hot, padding, normalization, embeddings (defined here)
+    # distances, one_hot, padding, normalization, embeddings (defined here; pdist in eager/statistics_ops.py)
     "normalize", "cosine_similarity", "pairwise_distance", "pdist", "one_hot", "pad", "batch_norm", "instance_norm",
     "layer_norm", "rms_norm", "group_norm", "local_response_norm", "embedding", "embedding_bag",
     # dropout (_dropout.py)
