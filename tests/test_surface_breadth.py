@@ -103,6 +103,8 @@ def test_addcmul_addcdiv_errors_match_torch():
     compare(lambda L, x, y, z: L.addcmul(x, y, z), arr("bool", (3,)), arr("bool", (3,)), arr("bool", (3,)))
     compare(lambda L, x, z: L.addcmul(x, 2, z), f, f)
     compare(lambda L, x, y, z: L.addcmul(x, y, z), f, f, arr("float32", (4,)))
+    compare(lambda L, x, y, z: L.addcdiv(x, y, z, value=1j), f, f, nonzero_arr("float32", (3,)))
+    compare(lambda L, x, y, z: L.addcmul(x, y, z, value=1j), f, f.astype(np.complex64), f)
 
 
 def test_addcmul_addcdiv_messages():
@@ -260,7 +262,7 @@ def test_split_with_sizes_narrow_copy_sum_to_size_match_torch():
     compare(lambda L, a: L.narrow_copy(a, 1, 1, 3), x)
     compare(lambda L, a: a.narrow_copy(1, -2, 2), x)
     compare(lambda L, a: L.narrow_copy(a, 1, 1, 3, out=L.empty(2, 3)), x)
-    for size in ((5,), (1, 5), (2, 1), (1, 1), ((2, 5),), (4,), (1, 2, 5)):
+    for size in ((5,), (1, 5), (2, 1), (1, 1), ((2, 5),), (4,), (1, 2, 5), ()):
         compare(lambda L, a: a.sum_to_size(*size), x, what=f"sum_to_size{size}")
     with pytest.raises(RuntimeError, match=r"split_with_sizes expects split_sizes to sum exactly to 5"):
         mt.split_with_sizes(mt.ones(2, 5), [1, 1], 1)
@@ -340,6 +342,8 @@ def test_renorm_matches_torch():
     compare(lambda L, a: L.renorm(a, 0, 0, 5), x)
     compare(lambda L, a: L.renorm(a, 2, 0, -1), x)
     compare(lambda L, a: L.renorm(a, 2, 0, 1), x.astype(np.int64))
+    compare(lambda L, a: L.renorm(a, 2, 0, 1), x[0])
+    compare(lambda L, a: L.renorm(a, 2, 2, 1), x)
     with pytest.raises(RuntimeError, match="renorm: non-positive-norm not supported"):
         mt.renorm(mt.ones(2, 2), 0, 0, 1)
     grads(lambda L, a: L.renorm(a, 2, 0, 5), x.astype(np.float64))

@@ -33,10 +33,18 @@ def _check_tensor_args(name, tensor1, tensor2):
 
 
 def _value_in(value, dtype):
-    """torch's Scalar `value` as the op's result dtype reads it: truncated to an int for integral results."""
+    """torch's Scalar `value` as the op's result dtype reads it: truncated to an int for integral results; a
+    complex value needs a complex result."""
+    if isinstance(value, complex) and dtype.category != _dt.COMPLEX:
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype.name, dtype.name)} without "
+                           "overflow")
     if dtype.category < _dt.FLOAT and not isinstance(value, Tensor):
         return int(value)
     return value
+
+
+_C_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t"}
 
 
 @torch_op(inplace=True, out=True)

@@ -85,6 +85,8 @@ def narrow_copy(input, dim, start, length):
 @tensor_method
 def sum_to_size(self, *size):
     """self summed down to `size`, which must broadcast to self's shape (the reverse of expand)."""
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
     size = tuple(_int_sizes(size, "sum_to_size", "size"))
     shape = tuple(self.shape)
     lead = len(shape) - len(size)

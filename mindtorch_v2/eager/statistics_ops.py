@@ -7,6 +7,7 @@ import numpy as np
 from ..core import dtypes as _dt
 from .complex_ops import complex as _complex
 from .declare import torch_op
+from .tensor import _dim
 from .ops import _t, clamp, index_select, mm, norm, sqrt, sub, sum, true_divide, where
 
 __all__ = ["dist", "renorm", "cov", "corrcoef", "pdist"]
@@ -32,9 +33,10 @@ def renorm(input, p, dim, maxnorm):
     if input.dtype.category < _dt.FLOAT:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{input.dtype.scalar_name}")
-    d = dim % input.ndim if input.ndim else 0
-    others = tuple(i for i in range(input.ndim) if i != d)
-    norms = norm(input, p, others, keepdim=True) if others else input.abs()
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    d = _dim(dim, input.ndim)
+    norms = norm(input, p, tuple(i for i in range(input.ndim) if i != d), keepdim=True)
     factor = where(norms > maxnorm, true_divide(maxnorm, norms + 1e-7), 1.0)
     return input * factor.to(input.dtype)
 
