@@ -139,11 +139,11 @@ from .eager.memory_format import (  # noqa: F401,A004
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
 )
 from .eager.pointwise_ops import (  # noqa: F401,A004
-    addcmul, addcdiv, frexp, hardshrink, prelu, abs_, absolute_, acos_, acosh_, arccos_, arccosh_, arcsin_,
-    arcsinh_, arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_,
-    cos_, cosh_, deg2rad_, erf_, erfc_, exp2_, exp_, expm1_, fix_, floor_, frac_, gcd_, i0_, lcm_, ldexp_,
-    log10_, log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_, rad2deg_, reciprocal_, relu_, round_,
-    rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_, tanh_, trunc_, xlogy_, addmv_, as_strided_,
+    addcmul, addcdiv, frexp, hardshrink, prelu, abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_,
+    arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, cos_,
+    cosh_, deg2rad_, erf_, erfc_, exp2_, exp_, expm1_, fix_, floor_, frac_, gcd_, i0_, lcm_, ldexp_, log10_,
+    log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_, rad2deg_, reciprocal_, relu_, round_, rsqrt_,
+    sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_, tanh_, trunc_, xlogy_, addmv_, as_strided_,
     conj_physical_, index_put_,
 )
 from .eager.selection_ops import (  # noqa: F401,A004

@@ -17,7 +17,7 @@ from .writeback import apply, original
 
 __all__ = [
     "addcmul", "addcdiv", "frexp", "hardshrink", "prelu",
-    "abs_", "absolute_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
     "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
     "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_", "i0_", "lcm_",
     "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
@@ -150,7 +150,7 @@ tensor_method(_predicate_inplace(logical_xor, "logical_xor_"), "logical_xor_")
 
 
 # torch's function forms of in-place methods
-abs_, absolute_, acos_, acosh_ = Tensor.abs_, Tensor.absolute_, Tensor.acos_, Tensor.acosh_
+abs_, acos_, acosh_ = Tensor.abs_, Tensor.acos_, Tensor.acosh_
 arccos_, arccosh_, arcsin_, arcsinh_ = Tensor.arccos_, Tensor.arccosh_, Tensor.arcsin_, Tensor.arcsinh_
 arctan_, arctanh_, asin_, asinh_ = Tensor.arctan_, Tensor.arctanh_, Tensor.asin_, Tensor.asinh_
 atan_, atanh_, ceil_, clamp_ = Tensor.atan_, Tensor.atanh_, Tensor.ceil_, Tensor.clamp_
