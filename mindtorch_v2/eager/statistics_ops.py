@@ -4,11 +4,12 @@ import warnings
 
 import numpy as np
 
+from .. import core
 from ..core import dtypes as _dt
 from .complex_ops import complex as _complex
 from .declare import torch_op
-from .tensor import _dim
-from .ops import _t, clamp, index_select, mm, norm, sqrt, sub, sum, true_divide, where
+from .ops import clamp, index_select, mm, norm, sqrt, sub, sum, true_divide, where
+from .tensor import Tensor, _dim
 
 __all__ = ["dist", "renorm", "cov", "corrcoef", "pdist"]
 
@@ -60,7 +61,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         _check_weights("aweights", aweights, n, aweights.dtype.category == _dt.FLOAT, "floating point")
         w = aweights if w is None else w * aweights
     if w is None:
-        w_sum = _t(n)
+        w_sum = n
     else:
         w_sum = sum(w)
         if n and not bool(w_sum != 0):
@@ -73,7 +74,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if bool(norm_factor <= 0):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
                       "observations.", UserWarning, stacklevel=3)
-        norm_factor = norm_factor * 0
+        norm_factor = 0 if w is None else norm_factor * 0
     x = x - avg.unsqueeze(1)
     c = mm(x, (x * w if w is not None else x).t().conj())
     return true_divide(c, norm_factor).squeeze()
@@ -122,7 +123,7 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     i, j = np.triu_indices(input.shape[0], 1)
-    rows = _t(i.astype(np.int64)), _t(j.astype(np.int64))
+    rows = [Tensor._from_value(core.asarray(k.astype(np.int64), device=input.device)) for k in (i, j)]
     diff = sub(index_select(input, 0, rows[0]), index_select(input, 0, rows[1]))
     same = (diff == 0).all(1, keepdim=True)  # equal rows: distance 0 with gradient 0, as torch's kernel
     return where(same.squeeze(1), 0.0, norm(where(same, 1.0, diff), p, 1))
