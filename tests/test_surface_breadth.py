@@ -527,3 +527,25 @@ def test_window_parameters_match_torch():
     compare(lambda L: L.hamming_window(7, True, 0.5))
     compare(lambda L: L.kaiser_window(9, False, 5.0))
     compare(lambda L: L.kaiser_window(9, True, 0.5, dtype=L.float64))
+
+
+# ---------------------------------------------------------------------------
+# meta tensors: shapes and dtypes without data
+
+META_CASES = {
+    "addcmul": lambda L, m: L.addcmul(m, m, m), "addcdiv": lambda L, m: L.addcdiv(m, m, m),
+    "fliplr": lambda L, m: L.fliplr(m), "frexp": lambda L, m: L.frexp(m)[1], "dist": lambda L, m: L.dist(m, m),
+    "renorm": lambda L, m: L.renorm(m, 2, 0, 1), "pdist": lambda L, m: L.pdist(m),
+    "index_copy": lambda L, m: m.index_copy(0, L.tensor([1], device="meta"), L.empty(1, 4, device="meta")),
+    "fill_diagonal_": lambda L, m: m.fill_diagonal_(1), "hann_window": lambda L, m: L.hann_window(4, device="meta"),
+    "layer_norm": lambda L, m: L.layer_norm(m, [4]), "sum_to_size": lambda L, m: m.sum_to_size(1, 4),
+    "gt_": lambda L, m: m.gt_(0),
+}
+
+
+@pytest.mark.parametrize("op", sorted(META_CASES))
+def test_new_ops_on_meta_give_torch_shapes_and_dtypes(op):
+    def run(L):
+        r = META_CASES[op](L, L.empty(3, 4, device="meta"))
+        return [tuple(r.shape), r.dtype, str(r.device)]
+    compare(run)
