@@ -89,16 +89,17 @@ from .eager.random_ops import (  # noqa: F401,A004
 )
 from .eager.ops import (  # noqa: F401,A004
     abs, absolute, neg, negative, sign, exp, expm1, log, log1p, log2, log10, sqrt, rsqrt, sin, cos, tan,
-    tanh, sigmoid, erf, floor, ceil, round, reciprocal, logical_not, relu, square, trunc, add, sub,
+    tanh, sigmoid, erf, floor, ceil, round, reciprocal, logical_not, relu, square, trunc, fix, add, sub,
     subtract, mul, multiply, div, divide, true_divide, floor_divide, remainder, fmod, pow, maximum, minimum,
-    eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor,
-    bitwise_not, clamp, clip, clamp_min, clamp_max, masked_fill, lerp, isclose, allclose, equal, isnan,
-    isinf, isfinite, sum, prod, mean, var, std, max, min, amax, amin, argmax, argmin, all, any, cumsum,
-    logsumexp, softmax, log_softmax, norm, count_nonzero, sort, argsort, topk, gather, scatter, scatter_add,
-    index_select, index_add, index_fill, take, take_along_dim, nonzero, masked_select, flip, roll, tril,
-    triu, repeat, tile, broadcast_to, matmul, mm, bmm, mv, dot, inner, outer, addmm, trace, diag, concat,
-    concatenate, cat, stack, hstack, vstack, broadcast_tensors, broadcast_shapes, einsum, where, cdist, ger,
-    rsub, result_type, promote_types, can_cast,
+    eq, ne, not_equal, lt, less, le, less_equal, gt, greater, ge, greater_equal, logical_and, logical_or,
+    logical_xor, bitwise_and, bitwise_or, bitwise_xor, bitwise_not, clamp, clip, clamp_min, clamp_max,
+    masked_fill, lerp, isclose, allclose, equal, isnan, isinf, isfinite, sum, prod, mean, var, std, max,
+    min, amax, amin, argmax, argmin, all, any, cumsum, logsumexp, softmax, log_softmax, norm, count_nonzero,
+    sort, argsort, topk, gather, scatter, scatter_add, index_select, index_add, index_fill, take,
+    take_along_dim, nonzero, masked_select, flip, roll, tril, triu, repeat, tile, broadcast_to, matmul, mm,
+    bmm, mv, dot, inner, outer, addmm, trace, diag, concat, concatenate, cat, stack, hstack, vstack,
+    broadcast_tensors, broadcast_shapes, einsum, where, cdist, ger, rsub, result_type, promote_types,
+    can_cast,
 )
 from .eager.views import (  # noqa: F401,A004
     reshape, transpose, permute, squeeze, unsqueeze, flatten, unflatten, narrow, select, split, chunk,
@@ -137,6 +138,24 @@ from .eager.legacy_types import (  # noqa: F401,A004
 from .eager.memory_format import (  # noqa: F401,A004
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format,
 )
+from .eager.pointwise_ops import (  # noqa: F401,A004
+    addcmul, addcdiv, frexp, hardshrink, prelu, abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_,
+    arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, cos_,
+    cosh_, deg2rad_, erf_, erfc_, exp2_, exp_, expm1_, fix_, floor_, frac_, gcd_, i0_, lcm_, ldexp_, log10_,
+    log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_, rad2deg_, reciprocal_, relu_, round_, rsqrt_,
+    sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_, tanh_, trunc_, xlogy_, addmv_, as_strided_,
+    conj_physical_, index_put_,
+)
+from .eager.selection_ops import (  # noqa: F401,A004
+    fliplr, flipud, ravel, msort, diagflat, argwhere, split_with_sizes, narrow_copy, index_copy, is_nonzero,
+    is_same_size, is_signed, get_device,
+)
+from .eager.statistics_ops import (  # noqa: F401,A004
+    dist, renorm, cov, corrcoef, pdist,
+)
+from .eager.windows import (  # noqa: F401,A004
+    hann_window, hamming_window, blackman_window, bartlett_window, kaiser_window,
+)
 # <<< end of generated names
 
 from . import autograd, npu  # noqa: E402,F401
@@ -156,6 +175,14 @@ from . import library  # noqa: E402,F401  (torch.library)
 from ._ops import ops  # noqa: E402,F401  (torch.ops)
 from .func import vmap  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
+from .nn._torch_functions import (  # noqa: E402,F401  (torch.conv2d, torch.layer_norm, ...: nn ops at the top level)
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, bilinear, avg_pool1d,
+    adaptive_avg_pool1d, pixel_shuffle, pixel_unshuffle, cosine_similarity, pairwise_distance, celu_, max_pool1d,
+    max_pool2d, max_pool3d, adaptive_max_pool1d, layer_norm, group_norm, batch_norm, instance_norm, embedding,
+    dropout, dropout_, alpha_dropout, alpha_dropout_, feature_alpha_dropout, feature_alpha_dropout_, celu, kl_div,
+    margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss, poisson_nll_loss,
+    binary_cross_entropy_with_logits,
+)
 from . import distributions  # noqa: E402,F401  (torch.distributions)
 from .distributions._samplers import binomial, poisson  # noqa: E402,F401  (torch.binomial, torch.poisson)
 from . import profiler  # noqa: E402,F401  (torch.profiler)

@@ -29,7 +29,8 @@ TARGETS = {
     "mindtorch_v2/__init__.py": (
         ".eager.creation", ".eager.random_ops", ".eager.ops", ".eager.views", ".eager.math_ops", ".eager.reductions",
         ".eager.shape_ops", ".eager.complex_ops", ".eager.linalg_ops", ".eager.legacy_types",
-        ".eager.memory_format",
+        ".eager.memory_format", ".eager.pointwise_ops", ".eager.selection_ops",
+        ".eager.statistics_ops", ".eager.windows",
     ),
 }
 

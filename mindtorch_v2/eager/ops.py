@@ -22,8 +22,9 @@ from . import promotion as _promotion
 __all__ = [
     "abs", "absolute", "neg", "negative", "sign", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin",
     "cos", "tan", "tanh", "sigmoid", "erf", "floor", "ceil", "round", "reciprocal", "logical_not", "relu",
-    "square", "trunc", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-    "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge",
+    "square", "trunc", "fix", "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+    "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "eq", "ne", "not_equal", "lt", "less", "le",
+    "less_equal", "gt", "greater", "ge", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
     "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "lerp", "isclose", "allclose", "equal", "isnan",
     "isinf", "isfinite", "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
@@ -115,7 +116,7 @@ sqrt = torch_op(_unary(core.sqrt, core.sqrt_p), name="sqrt", inplace=True, out=T
 rsqrt = torch_op(_unary(core.rsqrt, core.rsqrt_p), name="rsqrt", inplace=True, out=True)
 sin = torch_op(_unary(core.sin, core.sin_p), name="sin", inplace=True, out=True)
 cos = torch_op(_unary(core.cos, core.cos_p), name="cos", inplace=True, out=True)
-tan = torch_op(_unary(core.tan, core.tan_p), name="tan", out=True)
+tan = torch_op(_unary(core.tan, core.tan_p), name="tan", inplace=True, out=True)
 tanh = torch_op(_unary(core.tanh, core.tanh_p), name="tanh", inplace=True, out=True)
 sigmoid = torch_op(_unary(core.sigmoid, core.sigmoid_p), name="sigmoid", inplace=True, out=True)
 erf = torch_op(_unary(core.erf, core.erf_p), name="erf", inplace=True, out=True)
@@ -168,9 +169,12 @@ def log10(input):
     return _w(core.log10(_t(input)))
 
 
-@torch_op(inplace=True, out=True)
+@torch_op(inplace=True, out=True, aliases=("fix",))
 def trunc(input):
     return _w(core.trunc(_t(input)))
+
+
+fix = trunc
 
 
 _FLOAT = _dt.FLOAT
@@ -245,11 +249,12 @@ def pow(input, exponent):  # noqa: A001
 maximum = torch_op(_binary(core.maximum, core.maximum_p), name="maximum", out=True)
 minimum = torch_op(_binary(core.minimum, core.minimum_p), name="minimum", out=True)
 eq = torch_op(_binary(core.eq, core.eq_p), name="eq", out=True)
-ne = not_equal = torch_op(_binary(core.ne, core.ne_p), name="ne", out=True)
-lt = less = torch_op(_binary(core.lt, core.lt_p), name="lt", out=True)
-le = less_equal = torch_op(_binary(core.le, core.le_p), name="le", out=True)
-gt = greater = torch_op(_binary(core.gt, core.gt_p), name="gt", out=True)
-ge = greater_equal = torch_op(_binary(core.ge, core.ge_p), name="ge", out=True)
+ne = not_equal = torch_op(_binary(core.ne, core.ne_p), name="ne", out=True, aliases=("not_equal",))
+lt = less = torch_op(_binary(core.lt, core.lt_p), name="lt", out=True, aliases=("less",))
+le = less_equal = torch_op(_binary(core.le, core.le_p), name="le", out=True, aliases=("less_equal",))
+gt = greater = torch_op(_binary(core.gt, core.gt_p), name="gt", out=True, aliases=("greater",))
+ge = greater_equal = torch_op(_binary(core.ge, core.ge_p), name="ge", out=True,
+                                aliases=("greater_equal",))
 logical_and = torch_op(_binary(core.logical_and), name="logical_and", out=True)
 logical_or = torch_op(_binary(core.logical_or), name="logical_or", out=True)
 logical_xor = torch_op(_binary(core.logical_xor), name="logical_xor", out=True)
@@ -1201,7 +1206,7 @@ def _einsum_diagonal(spec, x):
         tokens = [c for k, c in enumerate(tokens) if k not in (i, j)] + [dup]
 
 
-@torch_op(out=True)
+@torch_op(inplace=True, out=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     input, mat1, mat2 = lower_precision(input, mat1, mat2)
     out = mm(mat1, mat2)

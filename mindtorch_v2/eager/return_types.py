@@ -55,6 +55,7 @@ nanmedian = structseq("nanmedian")
 kthvalue = structseq("kthvalue")
 mode = structseq("mode")
 aminmax = structseq("aminmax", ("min", "max"))
+frexp = structseq("frexp", ("mantissa", "exponent"))
 # linear algebra: torch.linalg's and the top-level names' factors
 linalg_slogdet = structseq("linalg_slogdet", ("sign", "logabsdet"))
 slogdet = structseq("slogdet", ("sign", "logabsdet"))

@@ -19,6 +19,8 @@ from ..core import int32, int64, pad as _pad_constant
 from ..eager.creation import arange, full_like, ones_like, tensor, zeros, zeros_like
 from ..eager.random_ops import rand
 from ..eager.grad_mode import no_grad
+from ..eager.pointwise_ops import hardshrink, prelu
+from ..eager.statistics_ops import pdist
 from ..eager.ops import checked_index, erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
 from ..eager.tensor import Tensor, _int_sizes, _named
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
@@ -38,13 +40,13 @@ from ._resize import (fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold,
 from ._utils import concrete, inplace_result, inplace_source
 
 __all__ = [
-    # activations (defined here)
+    # activations (defined here; prelu and hardshrink, torch functions too, in eager/pointwise_ops.py)
     "relu", "relu_", "hardtanh", "hardtanh_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
     "celu", "celu_", "gelu", "silu", "softplus", "mish", "prelu", "rrelu", "rrelu_", "sigmoid", "tanh", "logsigmoid",
     "hardsigmoid", "hardswish", "softsign", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_", "glu",
     "softmax", "softmin", "log_softmax", "gumbel_softmax",
-    # distances, one_hot, padding, normalization, embeddings (defined here)
-    "normalize", "cosine_similarity", "pairwise_distance", "one_hot", "pad", "batch_norm", "instance_norm",
+    # distances, one_hot, padding, normalization, embeddings (defined here; pdist in eager/statistics_ops.py)
+    "normalize", "cosine_similarity", "pairwise_distance", "pdist", "one_hot", "pad", "batch_norm", "instance_norm",
     "layer_norm", "rms_norm", "group_norm", "local_response_norm", "embedding", "embedding_bag",
     # dropout (_dropout.py)
     "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
@@ -143,18 +145,6 @@ def mish(input, inplace=False):
     return inplace_result(input, x * tanh(softplus(x)), inplace)
 
 
-def prelu(input, weight):
-    """max(0, x) + weight * min(0, x), weight per channel (dim 1, or dim 0 of a 1-D input) or shared."""
-    if weight.numel() != 1:
-        channels = input.shape[1] if input.ndim >= 2 else input.shape[0]
-        if weight.numel() != channels:
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                               f"{weight.numel()} and channel size = {channels}.")
-        if input.ndim >= 2:
-            weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
-    return where(input > 0, input, input * weight)
-
-
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if training:
         slope = rand(input.shape, dtype=input.dtype) * (upper - lower) + lower
@@ -192,10 +182,6 @@ def tanhshrink(input):
 
 def softshrink(input, lambd=0.5):
     return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, input * 0))
-
-
-def hardshrink(input, lambd=0.5):
-    return where(input.abs() > lambd, input, input * 0)
 
 
 def threshold(input, threshold, value, inplace=False):
