@@ -43,3 +43,6 @@ def test_a_top_pad_the_user_set_is_kept(monkeypatch):
     from mindtorch_v2.core import _heap
     monkeypatch.setenv("MALLOC_TOP_PAD_", "131072")
     assert _heap.pad_heap() is False
+    monkeypatch.delenv("MALLOC_TOP_PAD_")
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.top_pad=131072")
+    assert _heap.pad_heap() is False

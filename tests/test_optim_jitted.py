@@ -116,3 +116,18 @@ def test_a_model_with_many_parameter_shapes_steps_without_recompile_warnings():
         for opt in (torch.optim.Adam(params), torch.optim.SGD(params, lr=0.1, momentum=0.9)):
             for _ in range(2):
                 opt.step()
+
+
+def test_tensor_hyperparameters_reuse_one_program():
+    # (a 0-d tensor lr or beta is keyed as a Python bool: the program cache would otherwise miss every step)
+    from mindtorch_v2.optim import adam, sgd
+    for module, make in ((sgd, lambda ps: torch.optim.SGD(ps, lr=torch.tensor(0.01), momentum=torch.tensor(0.9))),
+                         (adam, lambda ps: torch.optim.Adam(ps, lr=torch.tensor(0.01),
+                                                           betas=(torch.tensor(0.9), torch.tensor(0.999))))):
+        p = torch.nn.Parameter(torch.randn(4, 4))
+        opt = make([p])
+        before = module._program.cache_info().currsize
+        for _ in range(5):
+            p.grad = torch.randn(4, 4)
+            opt.step()
+        assert module._program.cache_info().currsize - before <= 1

@@ -52,11 +52,13 @@ class Adam(_GroupwiseOptimizer):
                 written = [p] + [state[b] for b in buffers]
                 if _jitted.applies(group, written, (grad,)):
                     wd, weight = group["weight_decay"], 1 - beta1
-                    small = abs(weight) < 0.5  # (_lerp_'s branch, and its factor as a Python float)
-                    program = _program(group["maximize"], 0 if wd == 0 else 2 if decoupled else 1, small, amsgrad)
-                    _jitted.run(program, written, (grad,), (1 - lr * wd, wd, weight if small else 1 - weight, beta2,
-                                                            1 - beta2, bias_correction2_sqrt, eps, step_size),
-                                (1 + (wd != 0 and decoupled), 1, 2, 1))  # (mul_ and add_, lerp_, mul_ and add_, copy_)
+                    small = bool(abs(weight) < 0.5)  # (_lerp_'s branch, and its factor; bool: betas may be tensors)
+                    program = _program(bool(group["maximize"]), 0 if bool(wd == 0) else 2 if decoupled else 1, small,
+                                       bool(amsgrad))
+                    scalars = (1 - lr * wd, wd, weight if small else 1 - weight, beta2, 1 - beta2,
+                               bias_correction2_sqrt, eps, step_size)
+                    # versions: p's mul_ and add_, lerp_, mul_ and add_, copy_
+                    _jitted.run(program, written, (grad,), scalars, (1 + bool(wd != 0 and decoupled), 1, 2, 1))
                     continue
             grad = _descent_grad(p, grad, group, decoupled)
             exp_avg, exp_avg_sq = _update_moments(state, grad, beta1, beta2)

@@ -32,8 +32,9 @@ class SGD(_GroupwiseOptimizer):
                 buf = self.state[p].get("momentum_buffer")
                 if buf is not None and _jitted.applies(group, (p, buf), (d_p,)):
                     wd = group["weight_decay"]
-                    program = _program(group["maximize"], wd != 0, nesterov, 1 - dampening == 1, momentum == 1,
-                                       -lr == 1)
+                    # (flags as bools: lr and momentum may be tensors, which the program cache would key by identity)
+                    program = _program(bool(group["maximize"]), bool(wd != 0), bool(nesterov), bool(1 - dampening == 1),
+                                       bool(momentum == 1), bool(-lr == 1))
                     _jitted.run(program, (p, buf), (d_p,), (wd, momentum, 1 - dampening, -lr), (1, 2))
                     continue  # (versions: add_; mul_ and add_)
             d_p = _descent_grad(p, d_p, group)

@@ -180,6 +180,7 @@ def _gemm(a, b):
 _GEMMS = {}            # (shapes, dtype, layouts) -> the lowering _gemm chose for them
 _MAX_GEMMS = 4096
 _TUNED_MACS = 1 << 27
+_BLAS_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.complex64, np.complex128)))
 # seconds the process may spend measuring in all (each new signature costs about 20 of its products): a
 # program whose shapes change every call (sequences of every length) stops measuring once it is spent
 _budget = [2.0]
@@ -192,8 +193,8 @@ def _layout(x):
 
 def _choose_gemm(a, b, key):
     (m, k), n = a.shape, b.shape[1]
-    if _budget[0] <= 0 or None in key[3:] or a.dtype.kind not in "fc" or m * k * n > _TUNED_MACS:
-        return _np_matmul
+    if _budget[0] <= 0 or None in key[3:] or a.dtype not in _BLAS_DTYPES or m * k * n > _TUNED_MACS:
+        return _np_matmul  # (float16 has no BLAS GEMM: NumPy's own loop in every orientation, 25x slower to time)
     start = time.perf_counter()
     variants = (_matmul_blas, _matmul_swapped) if gemm_applies(a, b) else (_matmul_swapped,)
     f = _choice.fastest(_np_matmul, variants, np.matmul(a, b), (a, b))[0]
