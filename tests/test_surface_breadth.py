@@ -8,6 +8,7 @@ Regenerate where torch is installed with
 `MINDTORCH_RECORD_GOLDENS=1 python -m pytest -p no:randomly tests/test_surface_breadth.py`
 (then run it once more without the variable). The messages' key words are asserted directly below.
 """
+import math
 import warnings
 
 import numpy as np
@@ -549,3 +550,43 @@ def test_new_ops_on_meta_give_torch_shapes_and_dtypes(op):
         r = META_CASES[op](L, L.empty(3, 4, device="meta"))
         return [tuple(r.shape), r.dtype, str(r.device)]
     compare(run)
+
+
+# ---------------------------------------------------------------------------
+# review mends (values recorded from PyTorch 2.13)
+
+
+def test_index_copy_copies_slices_keeping_the_last_duplicate_and_signed_zeros():
+    assert mt.index_copy(mt.zeros(3), 0, mt.tensor([0, 0]), mt.tensor([1.0, 2.0])).tolist() == [2, 0, 0]
+    got = mt.index_copy(mt.ones(3), 0, mt.tensor([1]), mt.tensor([-0.0]))
+    assert math.copysign(1, got[1].item()) == -1
+    assert mt.index_copy(mt.tensor(1.0), 0, mt.tensor([0]), mt.tensor(5.0)).item() == 5.0
+    x = mt.zeros(2, 3, requires_grad=True)
+    s = mt.ones(2, 2, requires_grad=True)
+    y = mt.index_copy(x, 1, mt.tensor([2, 0]), s)
+    assert y.tolist() == [[1, 0, 1], [1, 0, 1]]
+    (y * mt.arange(6.0).reshape(2, 3)).sum().backward()
+    assert x.grad.tolist() == [[0, 1, 0], [0, 4, 0]] and s.grad.tolist() == [[2, 0], [5, 3]]
+
+
+def test_prelu_channels_shapes_and_dtypes_as_pytorch():
+    assert mt.prelu(mt.tensor(1.5), mt.tensor([0.1])).shape == ()
+    assert mt.prelu(mt.tensor([-1.0, 2.0]), mt.tensor([0.25])).tolist() == [-0.25, 2.0]
+    with pytest.raises(RuntimeError, match="Found parameter numbers = 4 and channel size = 1"):
+        mt.prelu(mt.randn(4), mt.randn(4))  # (a 1-D input is one channel)
+    with pytest.raises(RuntimeError, match="prelu: Type promoting not supported. Got Float and Double"):
+        mt.prelu(mt.randn(2, 3), mt.randn(3, dtype=mt.float64))
+
+
+def test_hardshrink_zeros_are_positive_and_nan_passes():
+    got = F.hardshrink(mt.tensor([-0.5, 0.5, 0.2, -0.7, float("nan")]), 0.5).tolist()
+    assert got[:3] == [0.0, 0.0, 0.0] and all(math.copysign(1, v) == 1 for v in got[:3])
+    assert got[3] == pytest.approx(-0.7) and math.isnan(got[4])
+
+
+def test_kaiser_window_in_half_precision_is_rounded_once_from_float32():
+    assert mt.kaiser_window(7, dtype=mt.float16).tolist() == [
+        5.27501106262207e-05, 0.03277587890625, 0.330810546875, 0.888671875, 0.888671875, 0.330810546875,
+        0.03277587890625]
+    assert mt.kaiser_window(7, periodic=False, dtype=mt.bfloat16).tolist() == [
+        5.269050598144531e-05, 0.0546875, 0.51953125, 1.0, 0.51953125, 0.0546875, 5.269050598144531e-05]

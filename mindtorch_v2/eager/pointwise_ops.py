@@ -10,7 +10,7 @@ from . import complex_ops, linalg_ops, math_ops, shape_ops, views  # noqa: F401 
 from . import promotion as _promotion
 from .declare import tensor_method, torch_op
 from .inplace import _self_or_const
-from .ops import (_t, _w, abs, add, eq, ge, gt, le, logical_and, logical_or, logical_xor, lt, mul, ne, true_divide,
+from .ops import (_t, _w, add, eq, ge, gt, le, logical_and, logical_or, logical_xor, lt, mul, ne, true_divide,
                   where)
 from .tensor import Tensor, UnsupportedDTypeError
 from .writeback import apply, original
@@ -113,19 +113,25 @@ def hardshrink(input, lambd=0.5):
     """input where |input| > lambd, else 0."""
     if input.dtype.category != _dt.FLOAT:
         raise UnsupportedDTypeError(f'"hardshrink_cpu" not implemented for {input.dtype.scalar_name!r}')
-    return where(gt(abs(input), lambd), input, mul(input, 0))
+    kept = logical_and(ge(input, -lambd), le(input, lambd))  # (nan is not in the band: it passes, as PyTorch's)
+    return where(kept, _w(core.zeros((), dtype=input.dtype, device=input.device)), input)
 
 
 @torch_op
 def prelu(input, weight):
-    """max(0, x) + weight * min(0, x), weight per channel (dim 1, or dim 0 of a 1-D input) or shared."""
-    if weight.numel() != 1:
-        channels = input.shape[1] if input.ndim >= 2 else input.shape[0]
+    """max(0, x) + weight * min(0, x), weight per channel (dim 1; an input of fewer dims is one channel) or
+    shared; input and weight of one dtype."""
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype.scalar_name} and "
+                           f"{weight.dtype.scalar_name}")
+    if weight.numel() == 1:
+        weight = weight.reshape(())  # (shared: the result keeps input's shape, a 0-d one included)
+    else:
+        channels = input.shape[1] if input.ndim >= 2 else 1
         if weight.numel() != channels:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                                f"{weight.numel()} and channel size = {channels}.")
-        if input.ndim >= 2:
-            weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
+        weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
     return where(gt(input, 0), input, mul(input, weight))
 
 

@@ -11,7 +11,8 @@ from .. import core
 from ..core import dtypes as _dt
 from .declare import tensor_method, torch_op
 from .inplace import check_scalar_fits
-from .ops import _t, _w, diag, flip, index_add, index_fill, nonzero, sort, sum, where
+from .ops import _t, _w, diag, flip, nonzero, sort, sum, where
+from .shape_ops import index_put
 from .tensor import Tensor, _dim, _int_sizes
 from .views import narrow, reshape, split
 from .writeback import apply, original
@@ -129,9 +130,11 @@ def index_copy(input, dim, index, source):
         if bad.size:
             raise IndexError(f"index_copy_(): index {int(bad[0])} is out of bounds for dimension {d} with size "
                              f"{size}")
-    hit = index_fill(_w(core.zeros(tuple(x.shape), dtype=_dt.bool_, device=x.device)), d, idx, True)
-    placed = index_add(_w(core.zeros(tuple(x.shape), dtype=x.dtype, device=x.device)), d, idx, source)
-    return where(hit, placed, x)
+    if not x.ndim:  # (its one slice: as a 1-element vector)
+        return index_put(x.reshape(1), (idx,), source.reshape(1)).reshape(())
+    # the slices written as one index_put along dim (a copy: duplicates leave the last one's values, -0.0 kept)
+    src = source.reshape(tuple(x.shape[:d]) + (1,) + tuple(x.shape[d + 1:])) if not source.ndim else source
+    return index_put(x.movedim(d, 0), (idx,), src.movedim(d, 0)).movedim(0, d)
 
 
 @tensor_method
