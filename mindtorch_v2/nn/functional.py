@@ -15,15 +15,14 @@ import warnings
 
 import numpy as np
 
-from ..core import int32, int64, layer_norm_p, pad as _pad_constant
-from ..core.dtypes import FLOAT as _FLOAT
+from ..core import int32, int64, pad as _pad_constant
 from ..eager.creation import arange, full_like, ones_like, tensor, zeros, zeros_like
 from ..eager.random_ops import rand
 from ..eager.grad_mode import no_grad
 from ..eager.pointwise_ops import hardshrink, prelu
 from ..eager.statistics_ops import pdist
 from ..eager.ops import checked_index, erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
-from ..eager.tensor import Tensor, UnsupportedDTypeError, _int_sizes, _named, as_result
+from ..eager.tensor import Tensor, _int_sizes, _named
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, bilinear,
@@ -445,9 +444,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         if t is not None and tuple(t.shape) != normalized_shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
-    if input.dtype.category != _FLOAT:
-        raise UnsupportedDTypeError(f'"LayerNormKernelImpl" not implemented for {input.dtype.scalar_name!r}')
-    out = as_result(layer_norm_p.bind(input, k=k, eps=float(eps)))  # (core/ops/layer_norm.py)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered * rsqrt(var + eps)
     if weight is not None:
         out = out * weight
     if bias is not None:
