@@ -577,3 +577,9 @@ def test_interpolate_linear_modes_match_torch_outputs():
     check_grad(lambda t: F.interpolate(t, size=(3, 5), mode="bilinear"), randn(1, 1, 2, 4))
     with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
         F.interpolate(x)
+
+
+@pytest.mark.parametrize("dtype, name", [(torch.long, "Long"), (torch.bool, "Bool"), (torch.complex64, "ComplexFloat")])
+def test_layer_norm_of_a_non_real_float_input_raises_pytorchs_error(dtype, name):
+    with pytest.raises(NotImplementedError, match=f"\"LayerNormKernelImpl\" not implemented for '{name}'"):
+        torch.nn.functional.layer_norm(torch.ones(2, 3, dtype=dtype), (3,))

@@ -22,7 +22,7 @@ from ..eager.grad_mode import no_grad
 from ..eager.pointwise_ops import hardshrink, prelu
 from ..eager.statistics_ops import pdist
 from ..eager.ops import checked_index, erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
-from ..eager.tensor import Tensor, _int_sizes, _named
+from ..eager.tensor import Tensor, UnsupportedDTypeError, _int_sizes, _named
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, bilinear,
@@ -444,6 +444,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         if t is not None and tuple(t.shape) != normalized_shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
+    if not input.dtype.is_floating_point:
+        raise UnsupportedDTypeError(f'"LayerNormKernelImpl" not implemented for {input.dtype.scalar_name!r}')
     dims = tuple(range(input.ndim - k, input.ndim))
     mean = input.mean(dims, keepdim=True)
     centered = input - mean
