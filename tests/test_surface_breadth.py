@@ -17,34 +17,15 @@ import pytest
 import mindtorch_v2 as mt
 import mindtorch_v2.nn.functional as F
 from _goldens import Goldens, golden_fixtures, torch_lib
-from test_vs_torch_eager import _grad_trace, assert_same, compare_with
+from test_vs_torch_eager import compare_with
+from test_vs_torch_math import grads_with
 
 GOLDEN = Goldens("surface_breadth")
 _golden_file, _golden_case = golden_fixtures(GOLDEN)
 compare = compare_with(GOLDEN)
 
 
-def grads(fn, *arrays, second_order=True, seed=0):
-    """fn's gradients (first order, and second order with create_graph) against torch's."""
-    tf, ts = GOLDEN(lambda: _grad_trace(torch_lib(), fn, arrays, second_order, seed))
-    if GOLDEN.recording:
-        return
-    mf, ms = _grad_trace(mt, fn, arrays, second_order, seed)
-    for order, (m, t) in enumerate(((mf, tf), (ms, ts))):
-        if t is None:
-            continue
-        if m is None and order == 1:
-            # a gradient piecewise constant in x (hardshrink's where): torch keeps a graph with zero second
-            # derivative, mindtorch's has none. The same numbers.
-            assert all(b is None or not np.any(b.data) for b in t), "second order: torch has a graph, mindtorch not"
-            continue
-        assert m is not None, f"order {order + 1}: torch has gradients, mindtorch none"
-        for i, (a, b) in enumerate(zip(m, t)):
-            if b is None or not np.any(b.data):
-                assert a is None or not np.any(a.numpy()), f"order {order + 1} grad of input {i}: torch 0"
-                continue
-            assert a is not None, f"order {order + 1} grad of input {i}: mindtorch None, torch {b}"
-            assert_same(a, b, f"order {order + 1} grad of input {i}")
+grads = grads_with(GOLDEN)
 
 
 def arr(dtype, shape, seed=0, low=-3.0, high=3.0):

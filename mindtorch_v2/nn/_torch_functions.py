@@ -65,39 +65,21 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
-def _check_p(p):
-    if not 0.0 <= p <= 1.0:
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+def _aten_dropout(name, f, inplace=False):
+    """torch.<name>(input, p, train): F's dropout with train required and p checked first, as ATen's."""
+    def op(input, p, train):
+        if not 0.0 <= p <= 1.0:
+            raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+        return f(input, p, train, inplace=True) if inplace else f(input, p, train)
+    op.__name__ = op.__qualname__ = name
+    return op
 
 
-def dropout(input, p, train):
-    _check_p(p)
-    return F.dropout(input, p, train)
-
-
-def dropout_(input, p, train):
-    _check_p(p)
-    return F.dropout(input, p, train, inplace=True)
-
-
-def alpha_dropout(input, p, train):
-    _check_p(p)
-    return F.alpha_dropout(input, p, train)
-
-
-def alpha_dropout_(input, p, train):
-    _check_p(p)
-    return F.alpha_dropout(input, p, train, inplace=True)
-
-
-def feature_alpha_dropout(input, p, train):
-    _check_p(p)
-    return F.feature_alpha_dropout(input, p, train)
-
-
-def feature_alpha_dropout_(input, p, train):
-    _check_p(p)
-    return F.feature_alpha_dropout(input, p, train, inplace=True)
+dropout, dropout_ = _aten_dropout("dropout", F.dropout), _aten_dropout("dropout_", F.dropout, True)
+alpha_dropout = _aten_dropout("alpha_dropout", F.alpha_dropout)
+alpha_dropout_ = _aten_dropout("alpha_dropout_", F.alpha_dropout, True)
+feature_alpha_dropout = _aten_dropout("feature_alpha_dropout", F.feature_alpha_dropout)
+feature_alpha_dropout_ = _aten_dropout("feature_alpha_dropout_", F.feature_alpha_dropout, True)
 
 
 def celu(input, alpha=1.0):
