@@ -571,3 +571,18 @@ def test_kaiser_window_in_half_precision_is_rounded_once_from_float32():
         0.03277587890625]
     assert mt.kaiser_window(7, periodic=False, dtype=mt.bfloat16).tolist() == [
         5.269050598144531e-05, 0.0546875, 0.51953125, 1.0, 0.51953125, 0.0546875, 5.269050598144531e-05]
+
+
+def test_inplace_comparison_nodes_and_a_tensor_other_requiring_grad_as_pytorch():
+    # PyTorch 2.13: y.lt_(0.5) -> LtBackward0; z.lt_(x) with only x requiring grad -> z requires grad, LtBackward1,
+    # and x's gradient through it is zero (also where x holds inf: no nan from 0 * inf)
+    x = mt.tensor([0.25, float("inf"), -1.0], requires_grad=True)
+    y = x * 1
+    y.lt_(0.5)
+    assert y.grad_fn.name() == "LtBackward0" and y.tolist() == [1.0, 0.0, 1.0]
+    z = mt.zeros(3)
+    z.ge_(x)
+    assert z.requires_grad and z.grad_fn.name() == "GeBackward1" and z.tolist() == [0.0, 0.0, 1.0]
+    z.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    assert mt.zeros(3).eq_(mt.ones(3)).grad_fn is None  # (nothing requires grad)

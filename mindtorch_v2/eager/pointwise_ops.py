@@ -12,7 +12,7 @@ from .declare import tensor_method, torch_op
 from .inplace import _self_or_const
 from .ops import (_t, _w, add, eq, ge, gt, le, logical_and, logical_or, logical_xor, lt, mul, ne, true_divide,
                   where)
-from .tensor import Tensor, UnsupportedDTypeError
+from .tensor import Tensor, UnsupportedDTypeError, _named
 from .writeback import apply, original
 
 __all__ = [
@@ -135,21 +135,33 @@ def prelu(input, weight):
     return where(gt(input, 0), input, mul(input, weight))
 
 
-def _predicate_inplace(fn, name):
-    """The in-place form of a comparison or logical op: self keeps its dtype and holds 0 / 1; a self that
-    requires grad stays in the graph with a zero gradient (PyTorch's EqBackward0 ... give zeros)."""
+def _predicate_inplace(fn, name, node=None):
+    """The in-place form of a comparison or logical op: self keeps its dtype and holds 0 / 1. A comparison's
+    result requires grad where self or a tensor `other` does, with zero gradients, in a node named as PyTorch's
+    (LtBackward0 against a number, LtBackward1 against a tensor); the logical ops give self a zero gradient."""
+    def compute(self, other):
+        value = _self_or_const(original(self, (other,)), fn(self, other).to(self.dtype))
+        if node is not None and isinstance(other, Tensor) and other.requires_grad and self.dtype.is_floating_point:
+            # (other joins the graph through a where that never picks it: a zero gradient, and no nan from 0 * inf)
+            never = core.full_like(value._value() if isinstance(value, Tensor) else value, False, dtype=_dt.bool_)
+            value = where(_w(never), other.to(self.dtype), value)
+        return value
+
     def method(self, other):
-        return apply(self, lambda: _self_or_const(original(self, (other,)), fn(self, other).to(self.dtype)), name)
+        apply(self, lambda: compute(self, other), name)
+        if node is not None and self._base is None:  # (a view's node is the view of its base's write)
+            _named(self, f"{node}Backward{int(isinstance(other, Tensor))}", other)
+        return self
     method.__name__ = method.__qualname__ = name
     return method
 
 
-tensor_method(_predicate_inplace(eq, "eq_"), "eq_")
-tensor_method(_predicate_inplace(ne, "ne_"), "ne_", "not_equal_")
-tensor_method(_predicate_inplace(lt, "lt_"), "lt_", "less_")
-tensor_method(_predicate_inplace(le, "le_"), "le_", "less_equal_")
-tensor_method(_predicate_inplace(gt, "gt_"), "gt_", "greater_")
-tensor_method(_predicate_inplace(ge, "ge_"), "ge_", "greater_equal_")
+tensor_method(_predicate_inplace(eq, "eq_", "Eq"), "eq_")
+tensor_method(_predicate_inplace(ne, "ne_", "Ne"), "ne_", "not_equal_")
+tensor_method(_predicate_inplace(lt, "lt_", "Lt"), "lt_", "less_")
+tensor_method(_predicate_inplace(le, "le_", "Le"), "le_", "less_equal_")
+tensor_method(_predicate_inplace(gt, "gt_", "Gt"), "gt_", "greater_")
+tensor_method(_predicate_inplace(ge, "ge_", "Ge"), "ge_", "greater_equal_")
 tensor_method(_predicate_inplace(logical_and, "logical_and_"), "logical_and_")
 tensor_method(_predicate_inplace(logical_or, "logical_or_"), "logical_or_")
 tensor_method(_predicate_inplace(logical_xor, "logical_xor_"), "logical_xor_")
