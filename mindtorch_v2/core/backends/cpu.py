@@ -1,8 +1,8 @@
-"""The cpu backend: buffers are numpy arrays; lowerings live beside their primitives. Registering it pads glibc's
-heap (core/_heap.py), so that a step's many short-lived arrays reuse the process's memory."""
+"""The cpu backend: buffers are numpy arrays; lowerings live beside their primitives. Registering it sets glibc's
+malloc thresholds (core/_heap.py), so that a step's many short-lived arrays reuse the process's memory."""
 import numpy as np
 
-from .._heap import pad_heap
+from .._heap import tune_heap
 from ..devices import register_backend
 
 
@@ -19,4 +19,4 @@ class CPUBackend:
 
 
 register_backend("cpu", CPUBackend)
-pad_heap()
+tune_heap()
