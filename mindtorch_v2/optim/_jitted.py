@@ -3,11 +3,14 @@
 Op by op, Adam's update of one parameter is a dozen eager ops and four in-place writes: ~70 us for a 64 x 64
 weight, most of it dispatch, and at (512, 784) 850 us, most of it passes over memory. The same math as a jit'd
 program (core.jit: straight-line code, buffers reused, and with the `fast` extra one fused loop) took 15 and
-230 us. The program is written with the same core ops in the same order as the eager update, so it gives the
-same numbers bit for bit (tests/test_optim_jitted.py runs both). It applies where every value is concrete on
+230 us. An optimizer writes its update once, in core ops; jit'd or op by op on the Tensors it gives the same numbers
+bit for bit (tests/test_optim_jitted.py runs both ways). The program applies where every value is concrete on
 cpu in float32 or float64, the written tensors each cover their storage, and nothing records a graph
-(differentiable=False) or traces (torch.compile traces the eager ops); elsewhere the eager ops run.
+(differentiable=False) or traces; elsewhere the same update runs on the Tensors op by op (torch.compile then
+traces those ops).
 """
+import functools
+
 import numpy as np
 
 from .. import core
@@ -17,16 +20,10 @@ from ..core.devices import cpu
 from ..core.dtypes import float32, float64
 from ..eager.writeback import write
 
-__all__ = ["applies", "jit", "run"]
+__all__ = ["applies", "run"]
 
 # a program is traced once per parameter shape: a model may have hundreds, and none of them is a retrace to warn of
 _SHAPES = 1024
-
-
-def jit(update):
-    """update jit'd for every parameter shape of a model (core.jit keeps _SHAPES signatures, warning only past
-    them)."""
-    return core.jit(update, cache_size=_SHAPES, warn_after=_SHAPES)
 
 
 def applies(group, written, read):
@@ -46,13 +43,26 @@ def applies(group, written, read):
     return True
 
 
-def run(program, written, read, scalars, bumps):
-    """program(*written values, *read values, *scalars as 0-d arrays of the params' dtype) -> new values of
-    `written`, each written back into its tensor with no history and its version bumped by `bumps` (as many as
-    the eager ops' in-place writes: `_version` reads the same either way)."""
-    dtype = written[0].dtype
-    args = [t._storage.value for t in written] + [t._value() for t in read]
-    args += [make(np.array(s, dtype.np), (), dtype, cpu) for s in scalars]
-    for t, value, bump in zip(written, program(*args), bumps):
+def run(update, group, written, read, scalars, bumps):
+    """update(*written, *read, *scalars) -> the new values of `written`, each written back into its tensor with no
+    history and its version bumped by `bumps` (as many as PyTorch's in-place ops write it: `_version` reads the
+    same). Where the jit'd program applies (`applies`) it runs on the values, the scalars as 0-d arrays of the
+    params' dtype; elsewhere `update` itself runs on the Tensors (a view, float16, a traced step), the same
+    core ops op by op."""
+    if applies(group, written, read):
+        dtype = written[0].dtype
+        args = [t._storage.value for t in written] + [t._value() for t in read]
+        args += [make(np.array(s, dtype.np), (), dtype, cpu) for s in scalars]
+        results = _jit(update)(*args)
+    else:
+        results = update(*written, *read, *scalars)
+    for t, value, bump in zip(written, results, bumps):
         write(t, value, bump_version=False, record=False)
         t._storage.version.value += bump
+
+
+@functools.cache
+def _jit(update):
+    """update jit'd for every parameter shape of a model (core.jit keeps _SHAPES signatures, warning only past
+    them)."""
+    return core.jit(update, cache_size=_SHAPES, warn_after=_SHAPES)

@@ -3,9 +3,8 @@ import functools
 import math
 
 from .. import core
-from ..eager.ops import maximum
 from . import _jitted
-from .optimizer import _GroupwiseOptimizer, _descent_grad, _update_moments
+from .optimizer import _GroupwiseOptimizer
 
 _BUFFERS = ("exp_avg", "exp_avg_sq")
 _AMSGRAD_BUFFERS = _BUFFERS + ("max_exp_avg_sq",)
@@ -48,38 +47,23 @@ class Adam(_GroupwiseOptimizer):
             else:  # a traced step count (torch.compile): the same double-precision math on 0-d tensors
                 bias_correction2_sqrt = (1 - beta2 ** step).sqrt().to(p.dtype)
                 step_size = (-lr / bias_correction1).to(p.dtype)  # one 0-d op fewer than -(lr / bc1)
-            if type(step) is float:
-                written = [p] + [state[b] for b in buffers]
-                if _jitted.applies(group, written, (grad,)):
-                    wd, weight = group["weight_decay"], 1 - beta1
-                    small = bool(abs(weight) < 0.5)  # (_lerp_'s branch, and its factor; bool: betas may be tensors)
-                    program = _program(bool(group["maximize"]), 0 if bool(wd == 0) else 2 if decoupled else 1, small,
-                                       bool(amsgrad))
-                    scalars = (1 - lr * wd, wd, weight if small else 1 - weight, beta2, 1 - beta2,
-                               bias_correction2_sqrt, eps, step_size)
-                    # versions: p's mul_ and add_, lerp_, mul_ and add_, copy_
-                    _jitted.run(program, written, (grad,), scalars, (1 + bool(wd != 0 and decoupled), 1, 2, 1))
-                    continue
-            grad = _descent_grad(p, grad, group, decoupled)
-            exp_avg, exp_avg_sq = _update_moments(state, grad, beta1, beta2)
-            if amsgrad:
-                max_sq = state["max_exp_avg_sq"]
-                max_sq.copy_(maximum(max_sq, exp_avg_sq))
-                denom = max_sq.sqrt() / bias_correction2_sqrt + eps
-            else:
-                denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps
-            if type(step) is float:
-                p.add_(exp_avg / denom, alpha=step_size)
-            else:
-                p.add_(exp_avg / denom * step_size)
+            wd, weight = group["weight_decay"], 1 - beta1
+            small = bool(abs(weight) < 0.5)  # (lerp's branch, and its factor; bool: betas may be tensors)
+            update = _update(bool(group["maximize"]), 0 if bool(wd == 0) else 2 if decoupled else 1, small,
+                             bool(amsgrad))
+            scalars = (1 - lr * wd, wd, weight if small else 1 - weight, beta2, 1 - beta2, bias_correction2_sqrt,
+                       eps, step_size)
+            # versions as PyTorch's in-place ops: p's mul_ (decoupled decay) and addcdiv_, exp_avg's lerp_,
+            # exp_avg_sq's mul_ and addcmul_, max_exp_avg_sq's copy
+            _jitted.run(update, group, [p] + [state[b] for b in buffers], (grad,), scalars,
+                        (1 + bool(wd != 0 and decoupled), 1, 2, 1))
 
 
 @functools.cache
-def _program(maximize, decay, small_weight, amsgrad):
-    """The update above as one jit'd program (optim/_jitted.py): the same core ops in the same order as the
-    eager ops (_descent_grad, _update_moments' lerp branch, the denominator, add_ with alpha), so the same
-    bits. decay: 0 none, 1 L2 (grad + p * wd), 2 decoupled (p * (1 - lr * wd)); small_weight: |1 - beta1| <
-    0.5, the branch of lerp."""
+def _update(maximize, decay, small_weight, amsgrad):
+    """One parameter's update in core ops (the formula in Adam's docstring), run jit'd or on the Tensors by
+    optim/_jitted.run. decay: 0 none, 1 L2 (grad + p * wd), 2 decoupled (p * (1 - lr * wd)); small_weight:
+    |1 - beta1| < 0.5, the branch of lerp PyTorch takes (m + (g - m) w, else g - (g - m)(1 - w))."""
     def update(p, m, v, *rest):
         vmax = rest[0] if amsgrad else None
         g, keep, wd, lerp_factor, beta2, one_minus_beta2, bc2_sqrt, eps, step_size = rest[1:] if amsgrad else rest
@@ -89,7 +73,7 @@ def _program(maximize, decay, small_weight, amsgrad):
             p = core.mul(p, keep)
         elif decay == 1:
             g = core.add(g, core.mul(p, wd))
-        if small_weight:  # m + (g - m) * w, else g - (g - m) * (1 - w): lerp_factor is w or 1 - w
+        if small_weight:  # (lerp_factor: w, or 1 - w)
             m = core.add(m, core.mul(core.sub(g, m), lerp_factor))
         else:
             m = core.sub(g, core.mul(core.sub(g, m), lerp_factor))
@@ -99,4 +83,4 @@ def _program(maximize, decay, small_weight, amsgrad):
         denom = core.add(core.div(core.sqrt(vmax if amsgrad else v), bc2_sqrt), eps)
         p = core.add(p, core.mul(core.div(m, denom), step_size))
         return (p, m, v, vmax) if amsgrad else (p, m, v)
-    return _jitted.jit(update)
+    return update

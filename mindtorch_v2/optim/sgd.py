@@ -3,6 +3,7 @@ import functools
 
 from .. import core
 from . import _jitted
+from ..eager.tensor import Tensor
 from .optimizer import _GroupwiseOptimizer, _descent_grad
 
 
@@ -28,31 +29,31 @@ class SGD(_GroupwiseOptimizer):
     def _update_group(self, group):
         lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
         for p, d_p in self._params_with_grad(group):
-            if momentum != 0:
-                buf = self.state[p].get("momentum_buffer")
-                if buf is not None and _jitted.applies(group, (p, buf), (d_p,)):
-                    wd = group["weight_decay"]
-                    # (flags as bools: lr and momentum may be tensors, which the program cache would key by identity)
-                    program = _program(bool(group["maximize"]), bool(wd != 0), bool(nesterov), bool(1 - dampening == 1),
-                                       bool(momentum == 1), bool(-lr == 1))
-                    _jitted.run(program, (p, buf), (d_p,), (wd, momentum, 1 - dampening, -lr), (1, 2))
-                    continue  # (versions: add_; mul_ and add_)
+            buf = self.state[p].get("momentum_buffer") if momentum != 0 else None
+            if buf is not None:
+                wd = group["weight_decay"]
+                update = _update(bool(group["maximize"]), bool(wd != 0), bool(nesterov), _unit(1 - dampening),
+                                 _unit(momentum), _unit(-lr))
+                _jitted.run(update, group, (p, buf), (d_p,), (wd, momentum, 1 - dampening, -lr), (1, 2))
+                continue  # (versions as PyTorch's in-place ops: add_; mul_ and add_)
             d_p = _descent_grad(p, d_p, group)
-            if momentum != 0:
-                state = self.state[p]
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = d_p.detach().clone()
-                else:
-                    buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
-                d_p = d_p.add(buf, alpha=momentum) if nesterov else buf
+            if momentum != 0:  # (the first step: the buffer is the gradient)
+                d_p = self.state[p]["momentum_buffer"] = d_p.detach().clone()
+                if nesterov:
+                    d_p = d_p.add(d_p, alpha=momentum)
             p.add_(d_p, alpha=-lr)
 
 
+def _unit(alpha):
+    """Whether add's alpha leaves its term as it is (eager's _scaled: a number equal to 1; a tensor, which may be
+    traced or change in place, is always multiplied)."""
+    return not isinstance(alpha, Tensor) and type(alpha) is not bool and bool(alpha == 1)
+
+
 @functools.cache
-def _program(maximize, decay, nesterov, unit_dampening, unit_momentum, unit_lr):
-    """A momentum step as one jit'd program (optim/_jitted.py): the core ops of the eager update in its order,
-    add's alpha of 1 multiplying by nothing as there (the unit_* flags), so the same bits."""
+def _update(maximize, decay, nesterov, unit_dampening, unit_momentum, unit_lr):
+    """A momentum step in core ops (the formula in SGD's docstring), run jit'd or on the Tensors by
+    optim/_jitted.run; an alpha of 1 multiplies by nothing, as add's (the unit_* flags)."""
     def scaled(x, alpha, unit):
         return x if unit else core.mul(x, alpha)
 
@@ -64,4 +65,4 @@ def _program(maximize, decay, nesterov, unit_dampening, unit_momentum, unit_lr):
         buf = core.add(core.mul(buf, momentum), scaled(g, one_minus_dampening, unit_dampening))
         d = core.add(g, scaled(buf, momentum, unit_momentum)) if nesterov else buf
         return core.add(p, scaled(d, neg_lr, unit_lr)), buf
-    return _jitted.jit(update)
+    return update
