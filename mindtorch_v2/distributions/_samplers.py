@@ -15,7 +15,7 @@ point for large alpha, a bivariate rational fit elsewhere).
 import math
 
 from ..eager import grad_mode
-from ..eager.random_ops import _zero_gradient_to
+from ..eager.inplace import _zero_gradient_to
 from ..eager.tensor import _named
 from . import _torch as torch
 from ._torch import autograd

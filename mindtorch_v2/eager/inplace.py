@@ -59,8 +59,15 @@ _C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "
 
 def _self_or_const(self, value):
     """`value` broadcast to self, keeping self in the graph (with zero gradient) when it requires grad."""
-    if self._rg:
-        return core.where(core.full_like(self._value(), True, dtype=_dt.bool_), value, self)
+    return _zero_gradient_to(core.broadcast_to(value, self._shape), self) if self._rg else value
+
+
+def _zero_gradient_to(value, *inputs):
+    """value, depending on each input with a zero gradient (an overwritten self; PyTorch's samplers' zero
+    derivatives): where() over a condition never true passes each a zero gradient, and the value untouched."""
+    never = core.zeros(tuple(value.shape), dtype=_dt.bool_, device=value.device)
+    for x in inputs:
+        value = core.where(never, x, value)
     return value
 
 

@@ -9,7 +9,7 @@ from . import grad_mode, return_types
 from . import complex_ops, linalg_ops, math_ops, shape_ops, views  # noqa: F401  (declare the methods named below)
 from . import promotion as _promotion
 from .declare import tensor_method, torch_op
-from .inplace import _self_or_const
+from .inplace import _self_or_const, _zero_gradient_to
 from .ops import (_t, _w, add, eq, ge, gt, le, logical_and, logical_or, logical_xor, lt, mul, ne, true_divide,
                   where)
 from .tensor import Tensor, UnsupportedDTypeError, _named
@@ -142,9 +142,7 @@ def _predicate_inplace(fn, name, node=None):
     def compute(self, other):
         value = _self_or_const(original(self, (other,)), fn(self, other).to(self.dtype))
         if node is not None and isinstance(other, Tensor) and other.requires_grad and self.dtype.is_floating_point:
-            # (other joins the graph through a where that never picks it: a zero gradient, and no nan from 0 * inf)
-            never = core.full_like(value._value() if isinstance(value, Tensor) else value, False, dtype=_dt.bool_)
-            value = where(_w(never), other.to(self.dtype), value)
+            value = _zero_gradient_to(value, other.to(self.dtype))  # (no nan from 0 * inf, as other * 0 would give)
         return value
 
     def method(self, other):

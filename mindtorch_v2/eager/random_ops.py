@@ -31,6 +31,7 @@ import numpy as np
 from .. import core
 from ..core import dtypes as _dt
 from .creation import _dev, _finish, _size
+from .inplace import _zero_gradient_to
 from .declare import tensor_method
 from .tensor import Tensor
 from .writeback import apply
@@ -700,15 +701,6 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         value = draw * std + mean if s_t else draw + mean
     # PyTorch's normal has zero gradients for mean and std (not the reparameterized ones)
     return _zero_gradient_to(value, *tracked)
-
-
-def _zero_gradient_to(value, *inputs):
-    """value, depending on each input with a zero gradient (PyTorch's samplers' zero derivatives): where() over
-    a condition never true passes each a zero gradient, and the value untouched."""
-    never = core.zeros(tuple(value.shape), dtype=_dt.bool_, device=value.device)
-    for x in inputs:
-        value = core.where(never, x, value)
-    return value
 
 
 def _new_random(size, dtype, device):
