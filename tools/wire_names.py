@@ -21,7 +21,8 @@ END = "# <<< end of generated names"
 # target file -> the modules (relative import paths) whose whole `__all__` it re-exports, in order
 TARGETS = {
     "mindtorch_v2/core/__init__.py": (
-        ".ops.elementwise", ".ops.shape", ".ops.creation", ".ops.reduction", ".ops.softmax", ".ops.nll", ".ops.scan",
+        ".ops.elementwise", ".ops.shape", ".ops.creation", ".ops.reduction", ".ops.softmax", ".ops.nll",
+        ".ops.layer_norm", ".ops.scan",
         ".ops.indexing",
         ".ops.search", ".ops.strided", ".ops.einsum", ".ops.composite", ".ops.conv", ".ops.pool",
         ".ops.complex", ".ops.layout", ".ops.elementary", ".ops.statistics", ".ops.collective",

@@ -68,6 +68,9 @@ from .ops.softmax import (  # noqa: F401,A004
 from .ops.nll import (  # noqa: F401,A004
     nll_loss_p, nll_loss_backward_p, nll_loss,
 )
+from .ops.layer_norm import (  # noqa: F401,A004
+    layer_norm_p, layer_norm_backward_p,
+)
 from .ops.scan import (  # noqa: F401,A004
     cumargmax_p, cumargmin_p, cumulative_sum, cumulative_prod, cumprod, cummax, cummin, logcumsumexp,
 )

@@ -15,14 +15,14 @@ import warnings
 
 import numpy as np
 
-from ..core import int32, int64, pad as _pad_constant
+from ..core import int32, int64, layer_norm_p, pad as _pad_constant
 from ..eager.creation import arange, full_like, ones_like, tensor, zeros, zeros_like
 from ..eager.random_ops import rand
 from ..eager.grad_mode import no_grad
 from ..eager.pointwise_ops import hardshrink, prelu
 from ..eager.statistics_ops import pdist
 from ..eager.ops import checked_index, erf, exp, expm1, log, log1p, rsqrt, sigmoid, sqrt, stack, tanh, where
-from ..eager.tensor import Tensor, UnsupportedDTypeError, _int_sizes, _named
+from ..eager.tensor import Tensor, UnsupportedDTypeError, _int_sizes, _named, as_result
 from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
                     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, bilinear,
@@ -446,11 +446,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                                f"{list(t.shape)} and normalized_shape = {list(normalized_shape)}")
     if not input.dtype.is_floating_point:
         raise UnsupportedDTypeError(f'"LayerNormKernelImpl" not implemented for {input.dtype.scalar_name!r}')
-    dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    out = centered * rsqrt(var + eps)
+    out = as_result(layer_norm_p.bind(input, k=k, eps=float(eps)))  # (core/ops/layer_norm.py)
     if weight is not None:
         out = out * weight
     if bias is not None:

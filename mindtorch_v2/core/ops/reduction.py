@@ -4,13 +4,14 @@ Primitives take `axis` as a sorted tuple of non-negative ints and `keepdims`;
 the public functions normalise what users pass (None, negative, int or tuple).
 """
 import builtins
+from math import prod as _prod
 
 import numpy as np
 
 from .. import dtypes as dt
 from ._family import move_to_front
 from ..primitive import Primitive
-from . import _family
+from . import _family, _rows
 from ._family import sum_to_shape  # public: sums a broadcast cotangent back to a shape
 from .creation import asarray
 from ._family import normalize_axes, normalize_axis
@@ -111,18 +112,55 @@ def _reduce_args(e):
 
 
 def _sum_as_reduce(e):
-    """jit: np.add.reduce for these avals, where no narrowing follows (np.sum's own call, minus its dispatch)."""
+    """jit: np.add.reduce for these avals, where no narrowing follows (np.sum's own call, minus its dispatch);
+    over short rows, _rows' loop where the array comes C-ordered."""
     x = e.invars[0]
     acc = _acc_dtype(np.empty(0, x.dtype.np))
     if acc != x.dtype.np and dt.is_float(x.dtype):
         return None
     axis, keepdims = _reduce_args(e)
+    rows = _short_rows(x.shape, e.params["axis"]) if acc in _ROW_SUM_DTYPES else None
+    kernel = _rows.row_sums() if rows is not None else None
+    if kernel is not None:
+        shape = _reduced_shape(x.shape, e.params["axis"], keepdims)
+        return lambda x: (_summed_rows(kernel, x, *rows, shape) if x.flags.c_contiguous
+                          else np.add.reduce(x, axis=axis, dtype=acc, keepdims=keepdims))
     return lambda x: np.add.reduce(x, axis=axis, dtype=acc, keepdims=keepdims)
+
+
+# NumPy sums a C-ordered array's trailing axes one row at a time, a call per row: over rows of up to 128 (its
+# pairwise block) that costs more than the additions, (1024, 32) float32 45 us against 15 us for _rows' compiled
+# loop, which adds in NumPy's order (the same bits). Longer rows NumPy sums faster; fewer than 4 are one call.
+_ROW_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_SHORT_ROW = 128
+_MIN_ROWS = 4
+
+
+def _short_rows(shape, axis):
+    """(rows, n) when a sum over `axis` (sorted) of this shape is one over its trailing axes, in at least
+    _MIN_ROWS rows of 1 to _SHORT_ROW elements; else None."""
+    k, nd = len(axis), len(shape)
+    if not k or k > nd or axis[0] != nd - k or axis[-1] != nd - 1:
+        return None
+    n = _prod(shape[nd - k:])
+    rows = _prod(shape[:nd - k])
+    return (rows, n) if 1 <= n <= _SHORT_ROW and rows >= _MIN_ROWS else None
+
+
+def _summed_rows(kernel, x, rows, n, shape):
+    out = np.empty(rows, x.dtype)
+    kernel(x.reshape(-1), n, out)
+    return out.reshape(shape)
 
 
 @sum_p.def_impl("cpu")
 @_family.specialized(_sum_as_reduce)
 def _sum_cpu(x, *, axis, keepdims):
+    if x.dtype in _ROW_SUM_DTYPES and x.flags.c_contiguous:
+        rows = _short_rows(x.shape, axis)
+        kernel = _rows.row_sums() if rows is not None else None
+        if kernel is not None:
+            return _summed_rows(kernel, x, *rows, _reduced_shape(x.shape, axis, keepdims))
     # (np.add.reduce is np.sum's own call, without its Python dispatch: ~2 us a call)
     return _narrow(np.add.reduce(x, axis=_np_axis(x, axis), dtype=_acc_dtype(x), keepdims=keepdims), x)
 

@@ -11,8 +11,10 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..primitive import Primitive
+from ._transpose_kernel import transpose_copy
 from .elementwise import exp, mul, sub
-from .reduction import _check_axes, _reduce_batch, _sum_cpu, sum_p
+from . import _rows
+from .reduction import _ROW_SUM_DTYPES, _check_axes, _reduce_batch, _short_rows, _sum_cpu, sum_p
 
 __all__ = ["softmax_p", "log_softmax_p"]
 
@@ -49,13 +51,16 @@ def _shifted(x, axis):
         # short rows (classes of a classifier): NumPy's max runs a loop per row (6.7 us at (128, 10)); over the
         # Fortran-ordered copy it is one elementwise maximum per column (2.1 us). A max is exact in any order
         # (signed zeros aside, which cannot change a result: see the tests)
-        rows = np.asfortranarray(x.reshape(-1, n))
+        rows = transpose_copy(x.reshape(-1, n)).T  # (Fortran-ordered: the tiled copy, 20 -> 4 us at (1024, 32))
         m = np.maximum.reduce(rows, axis=1).reshape(x.shape[:-1] + (1,))
     else:
         m = np.maximum.reduce(x, axis=axis if x.ndim else None, keepdims=True)
     finite = np.isfinite(m)
     if not finite.all():
         m = np.where(finite, m, m.dtype.type(np.nan))
+    # a zero max as +0.0: which zero a max returns depends on its order (NumPy's SIMD max takes the later of
+    # two), and log_softmax's x - m would give -0.0 or +0.0 for an x of -0.0 by it; _rows' loop does the same
+    m = m + m.dtype.type(0)
     return x - m
 
 
@@ -66,10 +71,34 @@ def _sum_exp(e, axis):
     return _sum_cpu(e, axis=axis, keepdims=True)  # (sum's own lowering: its accumulation and rounding)
 
 
+def _row_loops(x, axis):
+    """(_rows.softmax_loops(), (rows, n)) where x's rows along `axis` are short ones of a C-ordered float32 /
+    float64 array and numba is installed: the lowerings' operations compiled, but for NumPy's exp and log (the
+    fast extra keeps NumPy's bits). (1024, 32) float32: softmax 67 -> 37 us, log_softmax 68 -> 45 us; (128, 10)
+    log_softmax 14.5 -> 6.7 us."""
+    rows = _short_rows(x.shape, axis) if x.dtype in _ROW_SUM_DTYPES and x.flags.c_contiguous else None
+    loops = _rows.softmax_loops() if rows is not None else None
+    return (loops, rows) if loops is not None else None
+
+
+def _shifted_rows(loops, x, n):
+    s = np.empty(x.shape, x.dtype)
+    loops[0](x.reshape(-1), n, x.dtype.type(np.nan), s.reshape(-1))
+    return s
+
+
 @log_softmax_p.def_impl("cpu")
 def _log_softmax_cpu(x, *, axis):
     if x.size == 0:
         return x.copy()
+    compiled = _row_loops(x, axis)
+    if compiled is not None:
+        loops, (rows, n) = compiled
+        s = _shifted_rows(loops, x, n)
+        sums = np.empty(rows, x.dtype)
+        loops[2](np.exp(s).reshape(-1), n, sums)
+        loops[3](s.reshape(-1), n, np.log(sums))
+        return s
     s = _shifted(x, axis)
     return s - np.log(_sum_exp(np.exp(s), axis))
 
@@ -78,5 +107,12 @@ def _log_softmax_cpu(x, *, axis):
 def _softmax_cpu(x, *, axis):
     if x.size == 0:
         return x.copy()
+    compiled = _row_loops(x, axis)
+    if compiled is not None:
+        loops, (_, n) = compiled
+        e = _shifted_rows(loops, x, n)
+        np.exp(e, out=e)
+        loops[1](e.reshape(-1), n)
+        return e
     e = np.exp(_shifted(x, axis))
     return e / _sum_exp(e, axis)
