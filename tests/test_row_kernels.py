@@ -137,3 +137,20 @@ def test_the_models_ops_agree_with_their_numpy_paths_through_the_torch_face():
     want = _numpy_path(ln, "_compiled", ln._layer_norm_cpu, xn, k=1, eps=1e-5)
     assert _bits(out.detach().numpy()) == _bits(want)
     assert x.grad is not None and np.isfinite(x.grad.numpy()).all()
+
+
+def test_numba_is_imported_for_the_loops_only_once_they_pay_for_it():
+    # a short script's few sums stay NumPy's (importing numba costs ~0.4 s); after _ROWS_BEFORE_IMPORT rows
+    # through NumPy's per-row calls the loops take over. Either way the sums are NumPy's bits
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np, mindtorch_v2 as torch\n"
+            "x = torch.ones(8, 10)\n"
+            "a = x.sum(1).numpy().tobytes()\n"
+            "print('numba' in sys.modules)\n"
+            "big = torch.ones(250_000, 10)\n"
+            "for _ in range(5): s = big.sum(1)\n"
+            "print('numba' in sys.modules, x.sum(1).numpy().tobytes() == a)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "True"]

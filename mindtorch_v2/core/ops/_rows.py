@@ -15,12 +15,32 @@ differs from NumPy's SIMD functions in the last bit). tests/test_row_kernels.py 
 NumPy lowering it stands in for, bit for bit.
 """
 import functools
+import sys
 
 import numpy as np
 
 from .. import _numba
 
 _BLOCK = 128  # NumPy's PW_BLOCKSIZE
+# importing numba costs ~0.4 s: a process that has not imported it for another kernel does so once it has sent
+# this many rows through NumPy's per-row calls (~40 ns each: ~0.04 s), so that a short script's few sums stay
+# NumPy's; the loops then win the import back within ten times as many
+_ROWS_BEFORE_IMPORT = 1_000_000
+_rows_seen = [0]
+_ready = []  # [True] once the loops run, [False] without numba
+
+
+def ready(rows):
+    """Whether the row loops should run for `rows` more rows: once numba is imported (by another kernel, or by
+    these after _ROWS_BEFORE_IMPORT rows) and installed. The answer does not change a result, only its time."""
+    if _ready:
+        return _ready[0]
+    if "numba" not in sys.modules:
+        _rows_seen[0] += rows
+        if _rows_seen[0] < _ROWS_BEFORE_IMPORT:
+            return False
+    _ready.append(_compile_sums())
+    return _ready[0]
 
 
 def block(a, lo, n):

@@ -115,12 +115,13 @@ layer_norm_backward_p.batch = _backward_batch
 # loop over the rows that repeats them operation for operation (_rows.layer_norm_loops): the same bits
 
 
-def _compiled(*bufs):
-    """The compiled loops where they apply to these arrays (C-ordered float32 / float64, not empty), else None."""
+def _compiled(k, *bufs):
+    """The compiled loops where they apply to these arrays (C-ordered float32 / float64, not empty; _rows.ready
+    for their rows), else None."""
     x = bufs[0]
     if x.dtype not in (np.float32, np.float64) or x.size == 0 or not all(b.flags.c_contiguous for b in bufs):
         return None
-    return _rows.layer_norm_loops()
+    return _rows.layer_norm_loops() if _rows.ready(prod(x.shape[:x.ndim - k])) else None
 
 
 def _scalars(x, k, eps):
@@ -154,7 +155,7 @@ def _in_float32(lowering):
 @layer_norm_p.def_impl("cpu")
 @_in_float32
 def _layer_norm_cpu(x, *, k, eps):
-    loops = _compiled(x)
+    loops = _compiled(k, x)
     if loops is not None:
         n, scalars = _scalars(x, k, eps)
         out = np.empty(x.shape, x.dtype)
@@ -168,7 +169,7 @@ def _layer_norm_cpu(x, *, k, eps):
 @layer_norm_backward_p.def_impl("cpu")
 @_in_float32
 def _layer_norm_backward_cpu(g, x, *, k, eps):
-    loops = _compiled(x, g)
+    loops = _compiled(k, x, g)
     if loops is not None:
         n, scalars = _scalars(x, k, eps)
         out = np.empty(x.shape, x.dtype)

@@ -8,7 +8,7 @@ from math import prod as _prod
 
 import numpy as np
 
-from .. import dtypes as dt
+from .. import _numba, dtypes as dt
 from ._family import move_to_front
 from ..primitive import Primitive
 from . import _family, _rows
@@ -120,10 +120,9 @@ def _sum_as_reduce(e):
         return None
     axis, keepdims = _reduce_args(e)
     rows = _short_rows(x.shape, e.params["axis"]) if acc in _ROW_SUM_DTYPES else None
-    kernel = _rows.row_sums() if rows is not None else None
-    if kernel is not None:
+    if rows is not None and _numba.available():
         shape = _reduced_shape(x.shape, e.params["axis"], keepdims)
-        return lambda x: (_summed_rows(kernel, x, *rows, shape) if x.flags.c_contiguous
+        return lambda x: (_summed_rows(x, *rows, shape) if x.flags.c_contiguous and _rows.ready(rows[0])
                           else np.add.reduce(x, axis=axis, dtype=acc, keepdims=keepdims))
     return lambda x: np.add.reduce(x, axis=axis, dtype=acc, keepdims=keepdims)
 
@@ -147,9 +146,9 @@ def _short_rows(shape, axis):
     return (rows, n) if 1 <= n <= _SHORT_ROW and rows >= _MIN_ROWS else None
 
 
-def _summed_rows(kernel, x, rows, n, shape):
+def _summed_rows(x, rows, n, shape):
     out = np.empty(rows, x.dtype)
-    kernel(x.reshape(-1), n, out)
+    _rows.row_sums()(x.reshape(-1), n, out)
     return out.reshape(shape)
 
 
@@ -158,9 +157,8 @@ def _summed_rows(kernel, x, rows, n, shape):
 def _sum_cpu(x, *, axis, keepdims):
     if x.dtype in _ROW_SUM_DTYPES and x.flags.c_contiguous:
         rows = _short_rows(x.shape, axis)
-        kernel = _rows.row_sums() if rows is not None else None
-        if kernel is not None:
-            return _summed_rows(kernel, x, *rows, _reduced_shape(x.shape, axis, keepdims))
+        if rows is not None and _rows.ready(rows[0]):
+            return _summed_rows(x, *rows, _reduced_shape(x.shape, axis, keepdims))
     # (np.add.reduce is np.sum's own call, without its Python dispatch: ~2 us a call)
     return _narrow(np.add.reduce(x, axis=_np_axis(x, axis), dtype=_acc_dtype(x), keepdims=keepdims), x)
 
