@@ -5,7 +5,7 @@ VJP r (g - mean(g) - x̂ mean(g x̂)), r = 1 / sqrt(var + eps). nn.functional.la
 As a composite (mean, subtraction, square, mean, eps, rsqrt, product) a layer norm was ~7 ops forward and ~12
 backward for autograd to record and run one by one: 340 us for (8, 32, 64) forward and backward, PyTorch 62 us.
 The forward lowering runs the composite's NumPy operations in its order (the same bits for float32 and float64;
-float16 is normalized in float32, as PyTorch accumulates it). The normalization's Jacobian is symmetric, so the
+float16 and bfloat16 are normalized in float32, as PyTorch accumulates them). The normalization's Jacobian is symmetric, so the
 backward primitive is also its JVP, and the VJP of the backward with respect to g; its derivative in x is the
 composite's (_backward_composite), for the higher orders.
 """
@@ -144,11 +144,13 @@ def _stats(x, k, eps):
 
 
 def _in_float32(lowering):
-    """float16 normalized in float32 and rounded back once (PyTorch's accumulation type for half)."""
+    """The floats narrower than float32 (float16, bfloat16, the float8s) normalized in float32 and rounded back
+    once, as PyTorch accumulates them."""
     def run(*bufs, k, eps):
-        if bufs[0].dtype != np.float16:
+        dtype = bufs[0].dtype
+        if dtype.itemsize >= 4:
             return lowering(*bufs, k=k, eps=eps)
-        return lowering(*[b.astype(np.float32) for b in bufs], k=k, eps=eps).astype(np.float16)
+        return lowering(*[b.astype(np.float32) for b in bufs], k=k, eps=eps).astype(dtype)
     return run
 
 
