@@ -28,6 +28,7 @@ from .jaxpr import Jaxpr, eval_jaxpr
 from .staging import ConcretizationTypeError, RecompileWarning, jit, make_jaxpr
 from .primitive import ALL_INPUTS, Primitive, Tracer, UnexpectedTracerError, VariadicVJP, bind, primitives
 from .ops.linalg import dot, matmul, matmul_p, matrix_transpose, outer, tensordot, vecdot
+from .ops.decompositions import linear_p
 
 # the standard's constants
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan

@@ -64,7 +64,7 @@ class Primitive:
     """One operation. See the module docstring; rules are attached by family builders."""
 
     __slots__ = ("name", "narrow_native", "meta", "impls", "vjp", "vjp_reads", "vjp_reads_by_input", "jvp", "batch",
-                 "multiple_results", "_cache", "linear", "__weakref__")
+                 "multiple_results", "_cache", "linear", "staged", "__weakref__")
 
     def __init__(self, name, meta, *, vjp=None, vjp_reads=(), jvp=None, multiple_results=False, linear=False,
                  registered=True):
@@ -98,6 +98,9 @@ class Primitive:
         self.batch = None
         self.multiple_results = multiple_results
         self.narrow_native = False  # True: the cpu lowering handles bfloat16/float8 buffers itself (bitcast)
+        # staged(*args, **params): the core ops a staged program (jit, torch.compile) records in place of this
+        # primitive, for one that exists to save the eager front end its per-op work (linear); None: itself
+        self.staged = None
         self._cache = {}
         if registered:
             _REGISTRY[name] = self

@@ -89,6 +89,8 @@ class JitTrace(Trace):
         return lit
 
     def process(self, prim, args, params):
+        if prim.staged is not None:
+            return prim.staged(*args, **params)
         main = self.main
         invars = [a.var if type(a) is JitTracer and a._main is main else self.literal(a) for a in args]
         out, _, device = prim._entry([v.aval for v in invars], params)

@@ -7,13 +7,13 @@ averaging matrix over core's adaptive bins otherwise.
 """
 import numbers
 
-from ..core import (adaptive_pool_bins, avg_pool, conv, conv_transpose, conv_transpose_sizes, max_pool,
-                           max_pool_indices)
+from ..core import (adaptive_pool_bins, avg_pool, conv, conv_transpose, conv_transpose_sizes, linear_p, max_pool,
+                    max_pool_indices)
 from ..eager.autocast_state import lower_precision
 from ..eager.creation import arange, tensor, zeros
 from ..eager.ops import cat, einsum, matmul, relu
 from ..eager.memory_format import channels_last, channels_last_3d, has_layout, storage_order, to_format
-from ..eager.tensor import _named
+from ..eager.tensor import _named, as_result, tensor_bind
 from ._utils import along, ntuple
 
 
@@ -24,11 +24,27 @@ def linear(input, weight, bias=None):
         rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{weight.shape[1]}x{weight.shape[0]})")
-    out = matmul(input, weight.t())
-    if bias is None:
-        return out
+    if bias is not None and input.dtype is weight.dtype and bias.dtype is not weight.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {bias.dtype.scalar_name} and "
+                           f"{weight.dtype.scalar_name}")
+    if bias is not None and bias.ndim <= 1 and weight.ndim == 2 and bias.numel() not in (1, weight.shape[0]):
+        rows = input.numel() // input.shape[-1] if input.ndim and input.shape[-1] else 0
+        raise RuntimeError(f"The expanded size of the tensor ({weight.shape[0]}) must match the existing size "
+                           f"({bias.numel()}) at non-singleton dimension 1.  Target sizes: [{rows}, "
+                           f"{weight.shape[0]}].  Tensor sizes: [{bias.numel()}]")
+    if (input.ndim >= 2 and weight.ndim == 2 and input.dtype is weight.dtype
+            and (bias is None or tuple(bias.shape) == (weight.shape[0],))):
+        # one op and one backward node (core's linear primitive), as torch's addmm / mm
+        out = as_result(tensor_bind(linear_p, (input, weight) if bias is None else (input, weight, bias), {}))
+        if bias is None:
+            return _named(out, "MmBackward0" if input.ndim == 2 else "UnsafeViewBackward0", input, weight)
+    else:
+        out = matmul(input, weight.t())
+        if bias is None:
+            return out
+        out = out + bias
     # torch's nodes: addmm for a matrix input, a view of it for the others
-    return _named(out + bias, "AddmmBackward0" if input.ndim == 2 else "ViewBackward0", input, weight, bias)
+    return _named(out, "AddmmBackward0" if input.ndim == 2 else "ViewBackward0", input, weight, bias)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -1,5 +1,5 @@
 """Samples for the linalg family: matmul on (..., n, k) @ (..., k, m) with broadcast batch dims (half the float64
-ones with a `col_major` layout hint); the decompositions on well-conditioned batches built from a seed (symmetric
+ones with a `col_major` layout hint); linear (x @ wᵀ + b); the decompositions on well-conditioned batches built from a seed (symmetric
 positive-definite for cholesky, well separated eigenvalues/singular values for eigh, eig and svd: their
 derivatives are ill-conditioned near ties, which the behaviour tests cover). About a third of the float64 samples
 are complex128 (unitary factors, Hermitian matrices for cholesky/eigh); the eigenvector and singular vector
@@ -29,6 +29,24 @@ def _matmul(draw):
 
 
 register(core.matmul_p, _matmul())
+
+
+@st.composite
+def _linear(draw):
+    """linear: x (batch..., in) against w (out, in), with a bias half the time."""
+    batch = tuple(draw(st.lists(sides(3), min_size=1, max_size=2), label="batch"))
+    k, m = draw(sides(3)), draw(sides(3))
+    bias = draw(st.booleans())
+    if draw(st.integers(0, 2)) == 2:
+        dtype = draw(st.sampled_from((np.float32, np.float16, np.int64)))
+        args = (draw(any_array(batch + (k,), (dtype,), -2, 2)), draw(any_array((m, k), (dtype,), -2, 2)))
+        return Sample(args + ((draw(any_array((m,), (dtype,), -2, 2)),) if bias else ()))
+    args = (draw(floats(batch + (k,), -2, 2)), draw(floats((m, k), -2, 2)))
+    args += (draw(floats((m,), -2, 2)),) if bias else ()
+    return Sample(args, diff=tuple(range(len(args))))
+
+
+register(core.linear_p, _linear())
 
 
 def _rng(draw):
