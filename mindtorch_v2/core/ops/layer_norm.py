@@ -131,10 +131,6 @@ def _scalars(x, k, eps):
     return n, (t(n), t(eps), t(1))
 
 
-# ---------------------------------------------------------------------------
-# cpu lowerings: the composite's NumPy operations, in its order
-
-
 def _stats(x, k, eps):
     """(x - mean, r) as the composite computes them (sum's own lowering, then a division by the count)."""
     axes = _axes(x.ndim, k)
