@@ -138,3 +138,41 @@ def test_tensor_hyperparameters_reuse_one_program():
             p.grad = torch.randn(4, 4)
             opt.step()
         assert module._update.cache_info().currsize - before <= 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_plain_sgd_runs_the_program_with_p_add_s_bits(dtype, jitted_runs):
+    # SGD without momentum: p.add_(g, alpha=-lr), a multiply and an add, as one program (one loop with numba)
+    for options in [dict(lr=0.05), dict(lr=0.05, weight_decay=0.1, maximize=True), dict(lr=1.0)]:
+        jitted_runs.clear()
+        fast, fast_versions = _train(torch.optim.SGD, dtype, **options)
+        assert len(jitted_runs) == 8
+        torch.manual_seed(0)  # (the same steps by hand, as _train draws them)
+        ps = [torch.randn(33, 17, dtype=dtype), torch.randn(5, dtype=dtype)]
+        versions = [0, 0]
+        for _ in range(4):
+            for i, p in enumerate(ps):
+                g = torch.randn(*p.shape, dtype=dtype)
+                if options.get("maximize"):
+                    g = -g
+                if options.get("weight_decay"):
+                    g = g.add(p, alpha=options["weight_decay"])
+                p.add_(g, alpha=-options["lr"])
+                versions[i] += 1
+        assert [a.tobytes() for a in fast] == [p.numpy().tobytes() for p in ps], options
+        assert fast_versions == versions
+
+
+@pytest.mark.parametrize("cls, options", [(torch.optim.SGD, {}), (torch.optim.SGD, {"momentum": 0.9}),
+                                          (torch.optim.Adam, {}), (torch.optim.AdamW, {})])
+def test_a_tensor_lr_of_another_dtype_keeps_the_weights_dtype(cls, options):
+    # a float32 lr for float16 weights (the update then runs op by op): the weights stay float16, as PyTorch's
+    # in-place updates keep them (promoted, they had come back float32)
+    p = torch.nn.Parameter(torch.randn(8, 4, dtype=torch.float16))
+    opt = cls([p], lr=torch.tensor(0.01), **options)
+    for _ in range(2):
+        p.grad = torch.randn(8, 4, dtype=torch.float16)
+        opt.step()
+    assert p.dtype == torch.float16 and p.detach().numpy().dtype == "float16"
+    assert all(v.dtype == torch.float16 for st in opt.state.values() for k, v in st.items()
+               if k != "step" and isinstance(v, torch.Tensor))

@@ -18,6 +18,7 @@ from .._compile import is_compiling
 from ..core.array import make
 from ..core.devices import cpu
 from ..core.dtypes import float32, float64
+from ..eager.tensor import Tensor
 from ..eager.writeback import write
 
 __all__ = ["applies", "run"]
@@ -55,6 +56,10 @@ def run(update, group, written, read, scalars, bumps):
         args += [make(np.array(s, dtype.np), (), dtype, cpu) for s in scalars]
         results = _jit(update)(*args)
     else:
+        # (a tensor hyperparameter of another dtype, a float32 lr for float16 weights, is taken in theirs, as
+        # PyTorch's in-place ops keep the written tensor's dtype: promoted, the weights came back float32)
+        dtype = written[0].dtype
+        scalars = [s.to(dtype) if isinstance(s, Tensor) and s.dtype is not dtype else s for s in scalars]
         results = update(*written, *read, *scalars)
     for t, value, bump in zip(written, results, bumps):
         write(t, value, bump_version=False, record=False)

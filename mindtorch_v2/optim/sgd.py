@@ -36,11 +36,15 @@ class SGD(_GroupwiseOptimizer):
                                  _unit(momentum), _unit(-lr))
                 _jitted.run(update, group, (p, buf), (d_p,), (wd, momentum, 1 - dampening, -lr), (1, 2))
                 continue  # (versions as PyTorch's in-place ops: add_; mul_ and add_)
-            d_p = _descent_grad(p, d_p, group)
-            if momentum != 0:  # (the first step: the buffer is the gradient)
-                d_p = self.state[p]["momentum_buffer"] = d_p.detach().clone()
-                if nesterov:
-                    d_p = d_p.add(d_p, alpha=momentum)
+            if momentum == 0:
+                wd = group["weight_decay"]
+                update = _plain_update(bool(group["maximize"]), bool(wd != 0), _unit(-lr))
+                _jitted.run(update, group, (p,), (d_p,), (wd, -lr), (1,))
+                continue  # (versions as PyTorch's p.add_)
+            # the first step of momentum: the buffer is the gradient
+            d_p = self.state[p]["momentum_buffer"] = _descent_grad(p, d_p, group).detach().clone()
+            if nesterov:
+                d_p = d_p.add(d_p, alpha=momentum)
             p.add_(d_p, alpha=-lr)
 
 
@@ -50,19 +54,33 @@ def _unit(alpha):
     return not isinstance(alpha, Tensor) and type(alpha) is not bool and bool(alpha == 1)
 
 
+def _scaled(x, alpha, unit):
+    return x if unit else core.mul(x, alpha)
+
+
+def _descent(p, g, wd, maximize, decay):
+    """The gradient a step follows, in core ops (optimizer._descent_grad's L2 case)."""
+    if maximize:
+        g = core.neg(g)
+    return core.add(g, core.mul(p, wd)) if decay else g
+
+
+@functools.cache
+def _plain_update(maximize, decay, unit_lr):
+    """A step without momentum, p - lr * g, in core ops (run as _update is: p.add_(g, alpha=-lr) was a multiply and
+    an add over the weight, two passes; jit'd with the fast extra it is one loop, the same bits)."""
+    def update(p, g, wd, neg_lr):
+        return (core.add(p, _scaled(_descent(p, g, wd, maximize, decay), neg_lr, unit_lr)),)
+    return update
+
+
 @functools.cache
 def _update(maximize, decay, nesterov, unit_dampening, unit_momentum, unit_lr):
     """A momentum step in core ops (the formula in SGD's docstring), run jit'd or on the Tensors by
     optim/_jitted.run; an alpha of 1 multiplies by nothing, as add's (the unit_* flags)."""
-    def scaled(x, alpha, unit):
-        return x if unit else core.mul(x, alpha)
-
     def update(p, buf, g, wd, momentum, one_minus_dampening, neg_lr):
-        if maximize:
-            g = core.neg(g)
-        if decay:
-            g = core.add(g, core.mul(p, wd))
-        buf = core.add(core.mul(buf, momentum), scaled(g, one_minus_dampening, unit_dampening))
-        d = core.add(g, scaled(buf, momentum, unit_momentum)) if nesterov else buf
-        return core.add(p, scaled(d, neg_lr, unit_lr)), buf
+        g = _descent(p, g, wd, maximize, decay)
+        buf = core.add(core.mul(buf, momentum), _scaled(g, one_minus_dampening, unit_dampening))
+        d = core.add(g, _scaled(buf, momentum, unit_momentum)) if nesterov else buf
+        return core.add(p, _scaled(d, neg_lr, unit_lr)), buf
     return update
