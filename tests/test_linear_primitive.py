@@ -83,3 +83,29 @@ def test_pytorchs_errors():
         F.linear(torch.randn(2, 4, 3), w, torch.randn(4))
     assert F.linear(x, w, torch.randn(1)).shape == (4, 5)  # (a bias that broadcasts)
     assert F.linear(torch.randn(3), w).shape == (5,)  # (a vector input)
+
+
+def test_staged_programs_check_what_eager_checks():
+    x, w = core.asarray(np.ones((4, 3), np.float32)), core.asarray(np.ones((5, 3), np.float32))
+    f = core.jit(lambda x, w, b: core.linear_p.bind(x, w, b))
+    with pytest.raises(ValueError, match=r"b must have shape \(5,\)"):
+        f(x, w, core.asarray(np.ones((4, 5), np.float32)))
+    with pytest.raises(TypeError, match="same dtype"):
+        f(x, w, core.asarray(np.ones(5, np.float64)))
+
+
+def test_bfloat16_rounds_once_in_eager_and_compiled_alike():
+    # the narrow floats run in float32 and round once, as PyTorch's addmm: programs record the primitive for them
+    # (its composite would round the product, then the sum)
+    torch.manual_seed(0)
+    x = torch.randn(6, 16).to(torch.bfloat16)
+    lin = torch.nn.Linear(16, 8).to(torch.bfloat16)
+    eager = lin(x).detach()
+    compiled = torch.compile(lin)(x).detach()
+    assert compiled.float().numpy().tobytes() == eager.float().numpy().tobytes()
+    args = [t.detach()._value() for t in (x, lin.weight, lin.bias)]
+    jaxpr = core.make_jaxpr(lambda x, w, b: core.linear_p.bind(x, w, b))(*args)
+    assert [e.prim.name for e in jaxpr.eqns] == ["linear"]
+    w, b = lin.weight.detach().float().numpy(), lin.bias.detach().float().numpy()
+    want = x.float().numpy() @ w.T + b  # (in float32, rounded once below)
+    assert eager.float().numpy().tobytes() == torch.tensor(want).to(torch.bfloat16).float().numpy().tobytes()

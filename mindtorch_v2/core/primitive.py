@@ -99,7 +99,8 @@ class Primitive:
         self.multiple_results = multiple_results
         self.narrow_native = False  # True: the cpu lowering handles bfloat16/float8 buffers itself (bitcast)
         # staged(*args, **params): the core ops a staged program (jit, torch.compile) records in place of this
-        # primitive, for one that exists to save the eager front end its per-op work (linear); None: itself
+        # primitive, for one that exists to save the eager front end its per-op work (linear), or None from it
+        # where the primitive itself is recorded; None here: always itself
         self.staged = None
         self._cache = {}
         if registered:

@@ -89,11 +89,13 @@ class JitTrace(Trace):
         return lit
 
     def process(self, prim, args, params):
-        if prim.staged is not None:
-            return prim.staged(*args, **params)
         main = self.main
         invars = [a.var if type(a) is JitTracer and a._main is main else self.literal(a) for a in args]
-        out, _, device = prim._entry([v.aval for v in invars], params)
+        out, _, device = prim._entry([v.aval for v in invars], params)  # (the meta rule's checks, staged or not)
+        if prim.staged is not None:
+            staged = prim.staged(*args, **params)
+            if staged is not None:
+                return staged
         if prim.multiple_results:
             outvars = [Var(_aval(s, d, device)) for s, d in out]
         else:

@@ -7,6 +7,7 @@ averaging matrix over core's adaptive bins otherwise.
 """
 import numbers
 
+from ..core import bool_
 from ..core import (adaptive_pool_bins, avg_pool, conv, conv_transpose, conv_transpose_sizes, linear_p, max_pool,
                     max_pool_indices)
 from ..eager.autocast_state import lower_precision
@@ -32,7 +33,7 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"The expanded size of the tensor ({weight.shape[0]}) must match the existing size "
                            f"({bias.numel()}) at non-singleton dimension 1.  Target sizes: [{rows}, "
                            f"{weight.shape[0]}].  Tensor sizes: [{bias.numel()}]")
-    if (input.ndim >= 2 and weight.ndim == 2 and input.dtype is weight.dtype
+    if (input.ndim >= 2 and weight.ndim == 2 and input.dtype is weight.dtype and input.dtype is not bool_
             and (bias is None or tuple(bias.shape) == (weight.shape[0],))):
         # one op and one backward node (core's linear primitive), as torch's addmm / mm
         out = as_result(tensor_bind(linear_p, (input, weight) if bias is None else (input, weight, bias), {}))

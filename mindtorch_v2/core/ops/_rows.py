@@ -16,16 +16,19 @@ NumPy lowering it stands in for, bit for bit.
 """
 import functools
 import sys
+import threading
 
 import numpy as np
 
 from .. import _numba
 
 _BLOCK = 128  # NumPy's PW_BLOCKSIZE
-# importing numba costs ~0.4 s: a process that has not imported it for another kernel does so once it has sent
-# this many rows through NumPy's per-row calls (~40 ns each: ~0.04 s), so that a short script's few sums stay
-# NumPy's; the loops then win the import back within ten times as many
+# importing numba costs ~0.4 s, and compiling a loop 0.6-1.6 s per dtype where numba's on-disk cache does not have
+# it yet (the first run after an install, or every process where no cache directory is writable): a process that
+# has not imported numba for another kernel does so once it has sent this many rows through NumPy's per-row calls
+# (~40 ns each: ~0.04 s), so that a short script's few sums stay NumPy's
 _ROWS_BEFORE_IMPORT = 1_000_000
+_COMPILING = threading.Lock()
 _rows_seen = [0]
 _ready = []  # [True] once the loops run, [False] without numba
 
@@ -171,10 +174,11 @@ def _compile_sums():
     global block, pairwise, row_sum, scratch
     if not _numba.available():
         return False
-    block = _numba.njit(block, boundscheck=False, inline="always")
-    scratch = _numba.njit(scratch, inline="always")
-    pairwise = _numba.njit(pairwise, boundscheck=False)
-    row_sum = _numba.njit(row_sum, boundscheck=False, inline="always")
+    with _COMPILING:  # (threads meeting their first short rows at once: one compiles, the others wait)
+        if not hasattr(block, "py_func"):
+            compiled = (_numba.njit(block, boundscheck=False, inline="always"), _numba.njit(scratch, inline="always"),
+                        _numba.njit(pairwise, boundscheck=False), _numba.njit(row_sum, boundscheck=False, inline="always"))
+            block, scratch, pairwise, row_sum = compiled
     return True
 
 
@@ -196,7 +200,7 @@ def row_sums():
 def softmax_shift_loop(x, n, nan, s):
     """s = x minus its row's max over rows of n (flat); where that max is inf or nan, minus the nan given
     (NumPy's positive quiet nan, which softmax's _shifted puts there; inf - inf would give x86's negative one).
-    The order of the max decides only the sign of a zero max, taken as +0.0, so it runs as four running maxima
+    The order of the max decides only the sign of a zero max, taken as -0.0, so it runs as four running maxima
     (a compare-and-select each, no branch) and a separate check for nan."""
     for r in range(x.shape[0] // n):
         v = x[r * n:(r + 1) * n]
@@ -220,8 +224,8 @@ def softmax_shift_loop(x, n, nan, s):
         m = m2 if m2 > m0 else m0
         if seen_nan or m - m != 0:  # a nan, or an infinite max
             m = nan
-        elif m == 0:  # +0.0 (_shifted's too): which zero the max is depends on the order
-            m = abs(m)
+        elif m == 0:  # -0.0 (_shifted's too): which zero the max is depends on the order
+            m = -abs(m)
         for j in range(n):
             out[j] = v[j] - m
 

@@ -15,6 +15,7 @@ LAPACK (and torch) do, with the same gradient.
 """
 import builtins
 import time
+from math import prod as _prod
 import warnings
 
 import numpy as np
@@ -114,9 +115,7 @@ def _matmul_vjp_b(g, out, a, b, col_major=_ROW_MAJOR):
     if b.ndim == 2 and a.ndim > 2:
         # a batch against one matrix (a linear layer on a sequence): the batch folded into the rows of one
         # GEMM, aᵀg summed over the batch in the product itself, rather than a product per matrix and a sum
-        rows = 1
-        for d in a.shape[:-1]:
-            rows *= d
+        rows = _prod(a.shape[:-1])
         a, g = reshape(a, (rows, a.shape[-1])), reshape(g, (rows, b.shape[-1]))
     if col_major[1]:  # (gᵀ a)ᵀ: laid out as b (see _ROW_MAJOR)
         return sum_to_shape(_mT(matmul_p.bind(_mT(g), a)), b.shape)
@@ -157,6 +156,8 @@ def _matmul_cpu(a, b, out=None, col_major=_ROW_MAJOR):
 # (~120 us of the 440 us of a (8, 32, 64) -> 256 layer forward and backward). Its value is the composite's (the
 # lowering makes the same calls), its rules are the composite's rules written out, and a staged program (jit,
 # torch.compile) records the composite itself (`staged`), where jit fuses the bias into the next elementwise ops.
+# bfloat16 and float8 are the exception: the primitive runs in float32 and rounds once, as PyTorch's addmm (the
+# composite would round the product and then the sum), so programs record the primitive for them.
 
 
 def _linear_meta(x, w, b=None):
@@ -171,7 +172,10 @@ def _linear_meta(x, w, b=None):
 
 
 def _linear_composite(x, w, b=None):
-    """x @ wᵀ (+ b) in core ops: what a staged program records (wᵀ a column-major view, as nn.Linear's)."""
+    """x @ wᵀ (+ b) in core ops: what a staged program records (wᵀ a column-major view, as nn.Linear's); None
+    (the primitive itself) for the narrow floats."""
+    if x.dtype.narrow:
+        return None
     out = matmul_p.bind(x, swapaxes(w, 0, 1), col_major=(False, True))
     return out if b is None else add(out, b)
 
@@ -183,9 +187,7 @@ def _linear_vjp_x(g, out, x, w, b=None):
 def _linear_vjp_w(g, out, x, w, b=None):
     # gᵀ x with the batch folded into the rows (the composite's (gᵀ x)ᵀ, transposed back to w's layout)
     if len(x.shape) > 2:
-        rows = 1
-        for d in x.shape[:-1]:
-            rows *= d
+        rows = _prod(x.shape[:-1])
         x, g = reshape(x, (rows, x.shape[-1])), reshape(g, (rows, w.shape[0]))
     return matmul_p.bind(swapaxes(g, 0, 1), x)
 
@@ -214,9 +216,7 @@ def _linear_batch(vals, bdims, **params):
     size = next(v.shape[d] for v, d in zip(vals, bdims) if d is not None)
     x = move_to_front(x, bx) if bx is not None else broadcast_to(expand_dims(x, 0), (size,) + tuple(x.shape))
     lead = tuple(x.shape[1:-1])
-    rows = 1
-    for d in lead:
-        rows *= d
+    rows = _prod(lead)
     w = move_to_front(vals[1], bdims[1]) if bdims[1] is not None else expand_dims(vals[1], 0)
     out = matmul_p.bind(reshape(x, (size, rows, x.shape[-1])), swapaxes(w, -1, -2))
     if len(vals) > 2:
