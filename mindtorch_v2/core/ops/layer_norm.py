@@ -139,7 +139,7 @@ def _stats(x, k, eps):
     return centered, 1 / np.sqrt(_sum_cpu(centered * centered, axis=axes, keepdims=True) / n + x.dtype.type(eps))
 
 
-def _in_float32(lowering):
+def _narrow_in_float32(lowering):
     """The floats narrower than float32 (float16, bfloat16, the float8s) normalized in float32 and rounded back
     once, as PyTorch accumulates them."""
     def run(*bufs, k, eps):
@@ -151,7 +151,7 @@ def _in_float32(lowering):
 
 
 @layer_norm_p.def_impl("cpu")
-@_in_float32
+@_narrow_in_float32
 def _layer_norm_cpu(x, *, k, eps):
     loops = _compiled(k, x)
     if loops is not None:
@@ -165,7 +165,7 @@ def _layer_norm_cpu(x, *, k, eps):
 
 
 @layer_norm_backward_p.def_impl("cpu")
-@_in_float32
+@_narrow_in_float32
 def _layer_norm_backward_cpu(g, x, *, k, eps):
     loops = _compiled(k, x, g)
     if loops is not None:
