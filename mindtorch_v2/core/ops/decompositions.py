@@ -15,8 +15,8 @@ LAPACK (and torch) do, with the same gradient.
 """
 import builtins
 import time
-from math import prod as _prod
 import warnings
+from math import prod as _prod
 
 import numpy as np
 import scipy.linalg
