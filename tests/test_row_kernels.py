@@ -1,5 +1,8 @@
 """The compiled row loops (core/ops/_rows.py, the fast extra) give the NumPy lowerings' bits: sums over short
 rows in NumPy's pairwise order, layer norm and its backward, softmax and log_softmax."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -143,11 +146,16 @@ def test_the_models_ops_agree_with_their_numpy_paths_through_the_torch_face():
     assert x.grad is not None and np.isfinite(x.grad.numpy()).all()
 
 
+def _python(code, timeout):
+    """The stdout of `code` run in a fresh interpreter (which must exit cleanly)."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 def test_numba_is_imported_for_the_loops_only_once_they_pay_for_it():
     # a short script's few sums stay NumPy's (importing numba costs ~0.4 s); after _ROWS_BEFORE_IMPORT rows
     # through NumPy's per-row calls the loops take over. Either way the sums are NumPy's bits
-    import subprocess
-    import sys
     code = ("import sys, numpy as np, mindtorch_v2 as torch\n"
             "x = torch.ones(8, 10)\n"
             "a = x.sum(1).numpy().tobytes()\n"
@@ -156,15 +164,11 @@ def test_numba_is_imported_for_the_loops_only_once_they_pay_for_it():
             "big = torch.ones(250_000, 10)\n"
             "for _ in range(5): s = big.sum(1)\n"
             "print('numba' in sys.modules, x.sum(1).numpy().tobytes() == a)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "True", "True"]
+    assert _python(code, 120).split() == ["False", "True", "True"]
 
 
 def test_threads_meeting_their_first_short_rows_at_once():
     # one thread compiles the shared sums, the others wait (they had raised numba's "already jitted" error)
-    import subprocess
-    import sys
     code = ("import numba, threading, mindtorch_v2 as torch\n"
             "F = torch.nn.functional\n"
             "errors = []\n"
@@ -177,6 +181,4 @@ def test_threads_meeting_their_first_short_rows_at_once():
             "threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]\n"
             "[t.start() for t in threads]; [t.join() for t in threads]\n"
             "print(errors)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert _python(code, 300).strip() == "[]"

@@ -250,8 +250,10 @@ def row_sub_loop(s, n, c):
 
 @functools.cache
 def softmax_loops():
-    """(softmax_shift_loop, softmax_scale_loop, row_sums_loop, row_sub_loop) compiled, or None without numba."""
+    """(softmax_shift_loop, softmax_scale_loop, row_sums_loop, row_sub_loop) compiled, or None without numba
+    (row_sums_loop: sum's own, row_sums())."""
     if not _compile_sums():
         return None
-    return tuple(_numba.njit(f, boundscheck=False)
-                 for f in (softmax_shift_loop, softmax_scale_loop, row_sums_loop, row_sub_loop))
+    shift, scale, sub = (_numba.njit(f, boundscheck=False) for f in (softmax_shift_loop, softmax_scale_loop,
+                                                                      row_sub_loop))
+    return shift, scale, row_sums(), sub
