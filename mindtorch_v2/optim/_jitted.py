@@ -21,7 +21,7 @@ from ..core.dtypes import float32, float64
 from ..eager.tensor import Tensor
 from ..eager.writeback import write
 
-__all__ = ["applies", "run"]
+__all__ = ["applies", "descent", "run"]
 
 # a program is traced once per parameter shape: a model may have hundreds, and none of them is a retrace to warn of
 _SHAPES = 1024
@@ -64,6 +64,14 @@ def run(update, group, written, read, scalars, bumps):
     for t, value, bump in zip(written, results, bumps):
         write(t, value, bump_version=False, record=False)
         t._storage.version.value += bump
+
+
+def descent(p, g, wd, maximize, l2):
+    """In core ops, the gradient an update follows (optimizer._descent_grad): negated with maximize, plus
+    wd * p with L2 weight decay."""
+    if maximize:
+        g = core.neg(g)
+    return core.add(g, core.mul(p, wd)) if l2 else g
 
 
 @functools.cache

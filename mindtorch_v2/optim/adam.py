@@ -67,12 +67,9 @@ def _update(maximize, decay, small_weight, amsgrad):
     def update(p, m, v, *rest):
         vmax = rest[0] if amsgrad else None
         g, keep, wd, lerp_factor, beta2, one_minus_beta2, bc2_sqrt, eps, step_size = rest[1:] if amsgrad else rest
-        if maximize:
-            g = core.neg(g)
         if decay == 2:
             p = core.mul(p, keep)
-        elif decay == 1:
-            g = core.add(g, core.mul(p, wd))
+        g = _jitted.descent(p, g, wd, maximize, decay == 1)
         if small_weight:  # (lerp_factor: w, or 1 - w)
             m = core.add(m, core.mul(core.sub(g, m), lerp_factor))
         else:

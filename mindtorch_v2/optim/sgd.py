@@ -28,16 +28,15 @@ class SGD(_GroupwiseOptimizer):
 
     def _update_group(self, group):
         lr, momentum, dampening, nesterov = group["lr"], group["momentum"], group["dampening"], group["nesterov"]
+        wd = group["weight_decay"]
         for p, d_p in self._params_with_grad(group):
             buf = self.state[p].get("momentum_buffer") if momentum != 0 else None
             if buf is not None:
-                wd = group["weight_decay"]
                 update = _update(bool(group["maximize"]), bool(wd != 0), bool(nesterov), _unit(1 - dampening),
                                  _unit(momentum), _unit(-lr))
                 _jitted.run(update, group, (p, buf), (d_p,), (wd, momentum, 1 - dampening, -lr), (1, 2))
                 continue  # (versions as PyTorch's in-place ops: add_; mul_ and add_)
             if momentum == 0:
-                wd = group["weight_decay"]
                 update = _plain_update(bool(group["maximize"]), bool(wd != 0), _unit(-lr))
                 _jitted.run(update, group, (p,), (d_p,), (wd, -lr), (1,))
                 continue  # (versions as PyTorch's p.add_)
@@ -58,19 +57,12 @@ def _scaled(x, alpha, unit):
     return x if unit else core.mul(x, alpha)
 
 
-def _descent(p, g, wd, maximize, decay):
-    """The gradient a step follows, in core ops (optimizer._descent_grad's L2 case)."""
-    if maximize:
-        g = core.neg(g)
-    return core.add(g, core.mul(p, wd)) if decay else g
-
-
 @functools.cache
 def _plain_update(maximize, decay, unit_lr):
     """A step without momentum, p - lr * g, in core ops (run as _update is: p.add_(g, alpha=-lr) was a multiply and
     an add over the weight, two passes; jit'd with the fast extra it is one loop, the same bits)."""
     def update(p, g, wd, neg_lr):
-        return (core.add(p, _scaled(_descent(p, g, wd, maximize, decay), neg_lr, unit_lr)),)
+        return (core.add(p, _scaled(_jitted.descent(p, g, wd, maximize, decay), neg_lr, unit_lr)),)
     return update
 
 
@@ -79,7 +71,7 @@ def _update(maximize, decay, nesterov, unit_dampening, unit_momentum, unit_lr):
     """A momentum step in core ops (the formula in SGD's docstring), run jit'd or on the Tensors by
     optim/_jitted.run; an alpha of 1 multiplies by nothing, as add's (the unit_* flags)."""
     def update(p, buf, g, wd, momentum, one_minus_dampening, neg_lr):
-        g = _descent(p, g, wd, maximize, decay)
+        g = _jitted.descent(p, g, wd, maximize, decay)
         buf = core.add(core.mul(buf, momentum), _scaled(g, one_minus_dampening, unit_dampening))
         d = core.add(g, _scaled(buf, momentum, unit_momentum)) if nesterov else buf
         return core.add(p, _scaled(d, neg_lr, unit_lr)), buf
