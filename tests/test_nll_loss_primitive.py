@@ -2,6 +2,8 @@
 gradients against PyTorch 2.13 goldens (recorded with real torch, hard-coded here), the two ops as each other's
 transpose, vmap, out-of-range targets raising in eager, core.jit and torch.compile, and the size of the traced
 gradient."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -110,7 +112,9 @@ def test_every_position_ignored_gives_nan_mean_and_zero_sum_as_pytorch():
     assert not xt.grad.numpy().any()  # (no kept position: a zero gradient, not nan, as PyTorch)
 
 
-def test_numpy_path_gives_the_numba_path_values(monkeypatch):
+def test_numpy_path_gives_the_numba_path_values_in_eager_and_jit(monkeypatch):
+    # the numba kernels run as one closure per shape and params (nll._forward / _backward), which jit binds to
+    # its equation (`specialized`); all three give the NumPy path's values
     rng = np.random.default_rng(3)
     cases = []
     for shape in [(128, 10), (5, 4, 3), (0, 4)]:
@@ -119,21 +123,40 @@ def test_numpy_path_gives_the_numba_path_values(monkeypatch):
             t[rng.random(t.shape) < 0.3] = -100
             cases.append((rng.standard_normal(shape).astype(dtype), t, rng.random(shape[1]).astype(dtype)))
 
-    def run():
+    def run(transform=lambda f: f):
         out = []
         for x, t, w in cases:
             for weight in (None, core.asarray(w)):
                 for reduction in ("none", "sum", "mean"):
                     args = (core.asarray(x), core.asarray(t)) + (() if weight is None else (weight,))
-                    loss, pull = core.vjp(lambda x: core.nll_loss_p.bind(
-                        x, *args[1:], ignore_index=-100, reduction=reduction), args[0])
-                    out += [np.asarray(loss), np.asarray(pull(core.ones_like(loss) * 0.5)[0])]
+
+                    def loss_and_grad(x, *rest, reduction=reduction):
+                        loss, pull = core.vjp(lambda x: core.nll_loss_p.bind(
+                            x, *rest, ignore_index=-100, reduction=reduction), x)
+                        return loss, pull(core.ones_like(loss) * 0.5)[0]
+                    out += [np.asarray(v) for v in transform(loss_and_grad)(*args)]
         return out
 
-    compiled = run()
-    monkeypatch.setattr(nll_family, "_compiled", lambda dtype: None)
-    for a, b in zip(compiled, run()):
-        np.testing.assert_array_equal(a, b)
+    compiled, jitted = run(), run(core.jit)
+    monkeypatch.setattr(nll_family, "_forward", lambda *a: None)
+    monkeypatch.setattr(nll_family, "_backward", lambda *a: None)
+    numpy_path = run()
+    assert len(compiled) == len(jitted) == len(numpy_path) == 72
+    for a, b, c in zip(compiled, jitted, numpy_path):
+        assert a.dtype == b.dtype == c.dtype and a.tobytes() == b.tobytes() == c.tobytes()
+
+
+def test_a_mean_over_nothing_is_nan_without_a_warning():
+    # every position ignored, or kept weights summing to 0: 'mean' is 0 / 0, nan silently as PyTorch's (a count
+    # of kept positions needs no warnings silenced, so the lowering enters no errstate for one)
+    x, t = core.asarray(X((4, 3))), core.asarray(np.array([0, 1, 2, 0]))
+    ignored = core.asarray(np.full(4, -100))
+    zero_w = core.asarray(np.zeros(3, X((1,)).dtype))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for args in ((x, ignored), (x, t, zero_w), (x, ignored, zero_w)):
+            assert np.isnan(np.asarray(core.nll_loss(*args)))
+            assert np.isnan(np.asarray(core.jit(core.nll_loss)(*args)))
 
 
 def test_float32_mean_equals_the_composite_sum_over_the_denominator():

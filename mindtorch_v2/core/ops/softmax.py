@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..primitive import Primitive
 from .elementwise import exp, mul, sub
-from . import _rows
+from . import _family, _rows
 from .reduction import _ROW_SUM_DTYPES, _check_axes, _reduce_batch, _short_rows, _sum_cpu, sum_p
 
 __all__ = ["softmax_p", "log_softmax_p"]
@@ -71,47 +71,94 @@ def _sum_exp(e, axis):
     return _sum_cpu(e, axis=axis, keepdims=True)  # (sum's own lowering: its accumulation and rounding)
 
 
-def _row_loops(x, axis):
-    """(_rows.softmax_loops(), (rows, n)) where x's rows along `axis` are short ones of a C-ordered float32 /
-    float64 array and numba is installed: the lowerings' operations compiled, but for NumPy's exp and log (the
-    fast extra keeps NumPy's bits). (1024, 32) float32: softmax 67 -> 37 us, log_softmax 68 -> 45 us; (128, 10)
-    log_softmax 14.5 -> 6.7 us."""
-    rows = _short_rows(x.shape, axis) if x.dtype in _ROW_SUM_DTYPES and x.flags.c_contiguous else None
-    return (_rows.softmax_loops(), rows) if rows is not None and _rows.ready(rows[0]) else None
+# Over short rows of a C-ordered float32 / float64 array, with numba installed, the lowerings run _rows' loops:
+# the NumPy lowering's operations compiled, but for NumPy's exp and log (the fast extra keeps NumPy's bits).
+# (1024, 32) float32: softmax 67 -> 37 us, log_softmax 68 -> 45 us; (128, 10) log_softmax 14.5 -> 6.7 us. Each
+# such lowering is one flat closure per shape and dtype (_by_rows), which jit runs as the equation's lowering
+# (`specialized`): right after a GEMM every Python-level step costs several times its warm time.
+
+_BY_ROWS = {}
 
 
-def _shifted_rows(loops, x, n):
-    s = np.empty(x.shape, x.dtype)
-    loops[0](x.reshape(-1), n, x.dtype.type(np.nan), s.reshape(-1))
-    return s
+def _by_rows(shape, dtype, axis, log):
+    """The lowering of log_softmax (log) or softmax over these short rows, as one closure (for a C-ordered x; the
+    generic lowering for another), or None where the loops do not apply (or do not run yet: _rows.ready)."""
+    key = (shape, dtype, axis, log)
+    fn = _BY_ROWS.get(key)
+    if fn is not None or key in _BY_ROWS:
+        return fn
+    rows = _short_rows(shape, axis) if dtype in _ROW_SUM_DTYPES else None
+    if rows is not None and not _rows.ready(rows[0]):
+        return None  # (asked again next call: ready counts the rows NumPy sums meanwhile)
+    if rows is not None:
+        fn = (_log_softmax_by_rows if log else _softmax_by_rows)(shape, dtype, axis, *rows)
+    if len(_BY_ROWS) >= 256:  # (bounded: a program of many shapes starts over)
+        _BY_ROWS.clear()
+    _BY_ROWS[key] = fn
+    return fn
 
 
-@log_softmax_p.def_impl("cpu")
-def _log_softmax_cpu(x, *, axis):
-    if x.size == 0:
-        return x.copy()
-    compiled = _row_loops(x, axis)
-    if compiled is not None:
-        loops, (rows, n) = compiled
-        s = _shifted_rows(loops, x, n)
-        sums = np.empty(rows, x.dtype)
-        loops[2](np.exp(s).reshape(-1), n, sums)
-        loops[3](s.reshape(-1), n, np.log(sums))
+def _log_softmax_by_rows(shape, dtype, axis, rows, n):
+    shift, _, row_sums, row_sub = _rows.softmax_loops()
+    empty, exp, log, nan = np.empty, np.exp, np.log, dtype.type(np.nan)
+
+    def log_softmax(x):
+        if not x.flags.c_contiguous:
+            return _log_softmax_numpy(x, axis)
+        s = empty(shape, dtype)
+        flat = s.reshape(-1)
+        shift(x.reshape(-1), n, nan, flat)
+        sums = empty(rows, dtype)
+        row_sums(exp(s).reshape(-1), n, sums)
+        row_sub(flat, n, log(sums))
         return s
+    return log_softmax
+
+
+def _softmax_by_rows(shape, dtype, axis, rows, n):
+    shift, scale, _, _ = _rows.softmax_loops()
+    empty, exp, nan = np.empty, np.exp, dtype.type(np.nan)
+
+    def softmax(x):
+        if not x.flags.c_contiguous:
+            return _softmax_numpy(x, axis)
+        e = empty(shape, dtype)
+        flat = e.reshape(-1)
+        shift(x.reshape(-1), n, nan, flat)
+        exp(e, out=e)
+        scale(flat, n)
+        return e
+    return softmax
+
+
+def _log_softmax_numpy(x, axis):
     s = _shifted(x, axis)
     return s - np.log(_sum_exp(np.exp(s), axis))
 
 
+def _softmax_numpy(x, axis):
+    e = np.exp(_shifted(x, axis))
+    return e / _sum_exp(e, axis)
+
+
+def _rows_rule(log):
+    """jit's rule (`specialized`): the _by_rows closure for the equation's avals, or None."""
+    return lambda e: _by_rows(e.invars[0].shape, e.invars[0].dtype.np, e.params["axis"], log)
+
+
+@log_softmax_p.def_impl("cpu")
+@_family.specialized(_rows_rule(True))
+def _log_softmax_cpu(x, *, axis):
+    if x.size == 0:
+        return x.copy()
+    fn = _by_rows(x.shape, x.dtype, axis, True)
+    return fn(x) if fn is not None else _log_softmax_numpy(x, axis)
+
+
 @softmax_p.def_impl("cpu")
+@_family.specialized(_rows_rule(False))
 def _softmax_cpu(x, *, axis):
     if x.size == 0:
         return x.copy()
-    compiled = _row_loops(x, axis)
-    if compiled is not None:
-        loops, (_, n) = compiled
-        e = _shifted_rows(loops, x, n)
-        np.exp(e, out=e)
-        loops[1](e.reshape(-1), n)
-        return e
-    e = np.exp(_shifted(x, axis))
-    return e / _sum_exp(e, axis)
+    fn = _by_rows(x.shape, x.dtype, axis, False)
+    return fn(x) if fn is not None else _softmax_numpy(x, axis)
