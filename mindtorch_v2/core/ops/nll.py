@@ -294,7 +294,8 @@ def _mean(total, denom, dtype):
 # _backward), each one flat function with what it calls bound: the eager lowering looks one up, and jit runs it
 # as the equation's lowering (`specialized`). A closure makes the calls of the generic lowering, in the same
 # order. Right after a GEMM every Python-level step costs several times its warm time, so the frames and lookups
-# they save count: the cross-entropy part of a compiled MLP step at batch 128 ran 2-3% of the step faster.
+# they save count (with softmax's closures: the compiled MLP step at batch 128 ~1% faster; F.cross_entropy
+# forward+backward on (16, 10) in eager 77 -> 65 us).
 
 
 @functools.lru_cache(maxsize=256)
