@@ -134,7 +134,7 @@ def test_jit_runs_the_row_loops_as_one_call_and_the_numpy_path_for_another_layou
     numpy_path = getattr(softmax, f"_{op}_numpy")
     plain = core.jit(lambda x: f(x, axis=-1))
     assert _bits(plain(x)) == _bits(numpy_path(np.asarray(x), (1,)))
-    assert [getattr(fn, "__qualname__", "") for fn in plain.lower(x)._lowerings] == [f"_{op}_by_rows.<locals>.{op}"]
+    assert plain.lower(x)._lowerings == [softmax._by_rows((16, 12), np.dtype(np.float32), (1,), op == "log_softmax")]
     transposed = core.jit(lambda x: f(core.transpose(x, (1, 0)), axis=-1))
     xt = core.asarray(np.ascontiguousarray(np.asarray(x).T))
     assert _bits(transposed(xt)) == _bits(numpy_path(np.asarray(x), (1,)))

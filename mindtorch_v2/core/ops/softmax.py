@@ -91,44 +91,33 @@ def _by_rows(shape, dtype, axis, log):
     if rows is not None and not _rows.ready(rows[0]):
         return None  # (asked again next call: ready counts the rows NumPy sums meanwhile)
     if rows is not None:
-        fn = (_log_softmax_by_rows if log else _softmax_by_rows)(shape, dtype, axis, *rows)
+        fn = _rows_lowering(shape, dtype, axis, *rows, log)
     if len(_BY_ROWS) >= 256:  # (bounded: a program of many shapes starts over)
         _BY_ROWS.clear()
     _BY_ROWS[key] = fn
     return fn
 
 
-def _log_softmax_by_rows(shape, dtype, axis, rows, n):
-    shift, _, row_sums, row_sub = _rows.softmax_loops()
-    empty, exp, log, nan = np.empty, np.exp, np.log, dtype.type(np.nan)
+def _rows_lowering(shape, dtype, axis, rows, n, log):
+    shift, scale, row_sums, row_sub = _rows.softmax_loops()
+    empty, exp, ln, nan = np.empty, np.exp, np.log, dtype.type(np.nan)
+    numpy_path = _log_softmax_numpy if log else _softmax_numpy
 
-    def log_softmax(x):
+    def lowering(x):
         if not x.flags.c_contiguous:
-            return _log_softmax_numpy(x, axis)
+            return numpy_path(x, axis)
         s = empty(shape, dtype)
         flat = s.reshape(-1)
         shift(x.reshape(-1), n, nan, flat)
-        sums = empty(rows, dtype)
-        row_sums(exp(s).reshape(-1), n, sums)
-        row_sub(flat, n, log(sums))
+        if log:
+            sums = empty(rows, dtype)
+            row_sums(exp(s).reshape(-1), n, sums)
+            row_sub(flat, n, ln(sums))
+        else:
+            exp(s, out=s)
+            scale(flat, n)
         return s
-    return log_softmax
-
-
-def _softmax_by_rows(shape, dtype, axis, rows, n):
-    shift, scale, _, _ = _rows.softmax_loops()
-    empty, exp, nan = np.empty, np.exp, dtype.type(np.nan)
-
-    def softmax(x):
-        if not x.flags.c_contiguous:
-            return _softmax_numpy(x, axis)
-        e = empty(shape, dtype)
-        flat = e.reshape(-1)
-        shift(x.reshape(-1), n, nan, flat)
-        exp(e, out=e)
-        scale(flat, n)
-        return e
-    return softmax
+    return lowering
 
 
 def _log_softmax_numpy(x, axis):
