@@ -8,8 +8,8 @@ As two primitives it is one lowering each way (one numba loop where numba is ins
 nll_loss_p(x, target[, weight], *, ignore_index, reduction): x (N, C, d...) float, target (N, d...) integer,
 weight (C,) of x's dtype or absent (the primitive is bound with two inputs). The loss at a position is
 -weight[t] * x[n, t, ...], 0 where t == ignore_index; 'sum' adds them, 'mean' divides that sum by the summed
-weight[t] of the kept positions (nan when every position is ignored, as PyTorch). Both sums are sum's own
-lowering over the composite's arrays, so the values are the composite's bits. A target outside [0, C) that is
+weight[t] of the kept positions (nan when every position is ignored, as PyTorch). Both sums are the calls sum's
+lowering makes over the composite's arrays, so the values are the composite's bits. A target outside [0, C) that is
 not ignore_index raises IndexError("Target {t} is out of bounds.") when the lowering runs (check_index's helper).
 
 nll_loss_backward_p(g, target[, weight], *, ignore_index, reduction, num_classes): x's gradient, zeros but for
@@ -272,19 +272,22 @@ def _picked_numpy(x, t, w, ignore_index):
     return loss, kept_w, kept
 
 
-def _denominator(kept_w, kept, dtype):
+def _denominator(kept_w, kept):
     """What 'mean' divides by: the summed kept weights (sum's lowering), or the kept count (an int)."""
     if kept_w is not None:
         return _sum_cpu(kept_w, axis=(0, 1), keepdims=False)
     return kept
 
 
+_COUNTED = (np.dtype(np.float32), np.dtype(np.float64))  # (where a count of positions is finite: no inf / inf)
+
+
 def _mean(total, denom, dtype):
     """total / denom as a 0-d array of dtype (denom: a count, or summed weights of dtype)."""
     if type(denom) is int:
-        if denom:  # (no division to silence: an errstate costs ~1 us, several right after a GEMM)
+        if denom and dtype in _COUNTED:  # (no division to silence: an errstate costs ~1 us, more after a GEMM)
             return np.asarray(total / dtype.type(denom), dtype)
-        denom = dtype.type(0)
+        denom = dtype.type(denom)  # (float16: a count past 65504 is inf, inf / inf nan)
     # every position ignored (0 / 0), or summed weights of 0: nan or inf silently, as PyTorch
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(total / denom, dtype)
@@ -308,7 +311,9 @@ def _forward(x_shape, t_shape, dtype, weighted, ignore_index, reduction):
     n, c = x_shape[:2]
     t3 = (n, prod(t_shape[1:]))
     x3 = (n, c, t3[1])
-    axes = tuple(range(len(t_shape)))  # (sum's lowering over every axis of the loss: the same call)
+    # sum's lowering over every axis of the loss, float32 / float64: one row, so NumPy's reduce (tests compare the
+    # closure with the NumPy path, which calls _sum_cpu)
+    axes = tuple(range(len(t_shape)))
     no_weight = _no_weight(dtype)
 
     def forward(x, t, w=None):
@@ -326,7 +331,7 @@ def _forward(x_shape, t_shape, dtype, weighted, ignore_index, reduction):
         if reduction == "sum":
             return asarray(total, dtype)
         if weighted:
-            return _mean(total, _denominator(kept_w, kept, dtype), dtype)
+            return _mean(total, _denominator(kept_w, kept), dtype)
         return asarray(total / one(kept), dtype) if kept else _mean(total, kept, dtype)
     return forward
 
@@ -344,8 +349,8 @@ def _backward(g_shape, t_shape, dtype, weighted, ignore_index, reduction, num_cl
     out_shape = t_shape[:1] + (c,) + t_shape[1:]
     g2 = t3 if reduction == "none" else (1, 1)
     no_weight = _no_weight(dtype)
-    zero_x = _zeros(x3, dtype)
     mean = reduction == "mean"
+    zero_x = _zeros(x3, dtype) if mean else None
 
     def backward(g, t, w=None):
         t2 = t.reshape(t3)
@@ -357,7 +362,7 @@ def _backward(g_shape, t_shape, dtype, weighted, ignore_index, reduction, num_cl
             if kept < 0:
                 _checked_kept(t, ignore_index, c)
             if weighted or not kept:
-                g = _mean(g, _denominator(kept_w if weighted else None, kept, dtype), dtype)
+                g = _mean(g, _denominator(kept_w if weighted else None, kept), dtype)
             else:
                 g = asarray(g / one(kept), dtype)
         if scatter(g.reshape(g2), reduction == "none", t2, wk, weighted, ignore_index, out) < 0:
@@ -392,7 +397,7 @@ def _nll_cpu(x, t, w=None, *, ignore_index, reduction):
     total = _sum_cpu(loss.reshape(t.shape), axis=tuple(range(t.ndim)), keepdims=False)
     if reduction == "sum":
         return np.asarray(total, x.dtype)
-    return _mean(total, _denominator(kept_w, kept, x.dtype), x.dtype)
+    return _mean(total, _denominator(kept_w, kept), x.dtype)
 
 
 @nll_loss_backward_p.def_impl("cpu")
@@ -406,7 +411,7 @@ def _nll_backward_cpu(g, t, w=None, *, ignore_index, reduction, num_classes):
     out = np.zeros((n, c, t3.shape[1]), g.dtype)
     if reduction == "mean":  # the forward's denominator, the same bits
         _, kept_w, kept = _picked_numpy(out, t3, w, ignore_index)
-        g = _mean(g, _denominator(kept_w, kept, g.dtype), g.dtype)
+        g = _mean(g, _denominator(kept_w, kept), g.dtype)
     g2 = g.reshape(t3.shape) if reduction == "none" else g.reshape(1, 1)
     valid = _checked_kept(t3, ignore_index, c)
     rows, cols = np.nonzero(valid)

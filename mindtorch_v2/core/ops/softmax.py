@@ -140,7 +140,7 @@ def _rows_rule(log):
 def _log_softmax_cpu(x, *, axis):
     if x.size == 0:
         return x.copy()
-    fn = _by_rows(x.shape, x.dtype, axis, True)
+    fn = _by_rows(x.shape, x.dtype, axis, True) if x.flags.c_contiguous else None  # (_rows.ready counts C rows)
     return fn(x) if fn is not None else _log_softmax_numpy(x, axis)
 
 
@@ -149,5 +149,5 @@ def _log_softmax_cpu(x, *, axis):
 def _softmax_cpu(x, *, axis):
     if x.size == 0:
         return x.copy()
-    fn = _by_rows(x.shape, x.dtype, axis, False)
+    fn = _by_rows(x.shape, x.dtype, axis, False) if x.flags.c_contiguous else None  # (_rows.ready counts C rows)
     return fn(x) if fn is not None else _softmax_numpy(x, axis)
