@@ -67,8 +67,8 @@ def run(update, group, written, read, scalars, bumps):
 
 
 def descent(p, g, wd, maximize, l2):
-    """In core ops, the gradient an update follows (optimizer._descent_grad): negated with maximize, plus
-    wd * p with L2 weight decay."""
+    """In core ops (on Arrays in a jit'd update, on Tensors op by op: optimizer._descent_grad), the gradient an
+    update follows: negated with maximize, plus wd * p with L2 weight decay."""
     if maximize:
         g = core.neg(g)
     return core.add(g, core.mul(p, wd)) if l2 else g

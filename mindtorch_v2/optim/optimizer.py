@@ -15,6 +15,7 @@ from ..eager.grad_mode import enable_grad, no_grad
 from ..eager.tensor import Tensor
 from ..core.dtypes import float64
 from .._compile import is_compiling
+from . import _jitted
 
 
 class _RequiredParameter:
@@ -433,16 +434,13 @@ def _lerp_(t, end, weight):
 
 def _descent_grad(p, grad, group, decoupled_weight_decay=False):
     """The gradient a step follows: negated with group["maximize"], plus weight_decay * p (L2); with
-    decoupled_weight_decay, p is shrunk in place by 1 - lr * weight_decay instead and grad kept."""
-    if group["maximize"]:
-        grad = -grad
+    decoupled_weight_decay, p is shrunk in place by 1 - lr * weight_decay instead and grad kept (the rule is the
+    jit'd updates' too: _jitted.descent)."""
     weight_decay = group["weight_decay"]
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            p.mul_(1 - group["lr"] * weight_decay)
-        else:
-            grad = grad.add(p, alpha=weight_decay)
-    return grad
+    decays = weight_decay != 0
+    if decays and decoupled_weight_decay:
+        p.mul_(1 - group["lr"] * weight_decay)
+    return _jitted.descent(p, grad, weight_decay, group["maximize"], decays and not decoupled_weight_decay)
 
 
 def _update_moments(state, grad, beta1, beta2):
